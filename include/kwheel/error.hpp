@@ -1,0 +1,32 @@
+#pragma once
+// Errors are exceptions that carry one user-facing line: what failed, on
+// which input, and what to do. The CLI prints what() verbatim and maps the
+// kind to a documented exit code.
+#include <stdexcept>
+#include <string>
+
+namespace kwheel {
+
+enum class ErrorKind {
+  usage = 2,      // bad command line or option value
+  input = 3,      // a repo, variant, wheel or file the user gave is malformed
+  network = 4,    // Hub / index unreachable, HTTP errors, retries exhausted
+  not_found = 5,  // repo, revision, version or file does not exist
+  auth = 6,       // 401/403, gated repo, bad index credentials
+  io = 7,         // local filesystem failure (disk full, permissions)
+  validation = 8, // a wheel failed `kwheel validate`
+  policy = 9,     // ELF evidence contradicts the requested platform tag
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
+  int exit_code() const noexcept { return static_cast<int>(kind_); }
+
+ private:
+  ErrorKind kind_;
+};
+
+}  // namespace kwheel
