@@ -1,0 +1,68 @@
+#pragma once
+// The build pipeline: variants of a kernel repo in, one wheel per variant
+// out. Network and disk front-ends both end here, so a repo gives the same
+// bytes whichever way its files arrived.
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/repo_layout.hpp"
+#include "kwheel/tags.hpp"
+#include "kwheel/wheel_writer.hpp"
+
+namespace kwheel {
+
+struct BuildOptions {
+  std::string name;                 // distribution name (user spelling)
+  std::string version;              // public PEP 440 version, no local label
+  TagOptions tags;
+  WriteOptions write;
+  std::filesystem::path out_dir = "dist";
+  std::vector<std::string> variant_globs;  // fnmatch patterns; empty = all
+  unsigned jobs = 0;                // 0 = hardware concurrency
+};
+
+struct VariantResult {
+  std::string variant;
+  enum class Status { built, failed, filtered } status = Status::failed;
+  std::string error;                // one line, when failed
+  std::string package;              // top-level package directory used
+  std::filesystem::path wheel;
+  std::string sha256;
+  uint64_t size = 0;
+  WheelTags tags;
+  std::string version;              // full version, local label included
+  std::vector<std::string> ignored; // variant files not under the package
+};
+
+struct BuildReport {
+  std::vector<VariantResult> variants;
+  bool ok() const;                  // every selected variant became a wheel
+  bool committed = false;           // wheels were moved into out_dir
+};
+
+// Plans and writes every selected variant in parallel. Wheels are staged
+// beside out_dir and committed only if all selected variants succeed; on
+// any failure out_dir is left untouched and the report says why.
+// Throws Error(usage) for bad options (version, name, globs).
+BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& options);
+
+// The wheel's contents for one variant (exposed for tests and `inspect`).
+struct PlannedWheel {
+  std::string filename;
+  WheelContents contents;
+  WheelTags tags;
+  std::string version;
+  std::string package;
+  std::vector<std::string> ignored;
+};
+PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
+
+nlohmann::json to_json(const VariantResult& result);
+nlohmann::json to_json(const BuildReport& report);
+const char* status_name(VariantResult::Status status);
+
+}  // namespace kwheel

@@ -1,0 +1,205 @@
+#include "kwheel/build.hpp"
+
+#include <fnmatch.h>
+
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "kwheel/core_metadata.hpp"
+#include "kwheel/error.hpp"
+#include "kwheel/pep440.hpp"
+#include "kwheel/variant.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_options(const BuildOptions& o) {
+  if (o.name.empty() || !is_valid_name(o.name))
+    throw Error(ErrorKind::usage, "--name '" + o.name + "' is not a valid distribution name (letters, digits, '-', '_', '.')");
+  auto v = Version::try_parse(o.version);
+  if (o.version.empty() || !v)
+    throw Error(ErrorKind::usage, "--version '" + o.version + "' is not a PEP 440 version; pass e.g. --version 0.1.0");
+  if (!v->local().empty())
+    throw Error(ErrorKind::usage, "--version '" + o.version + "' has a local label; kwheel adds the torch/backend label itself, pass " + v->public_str());
+}
+
+bool selected(const std::string& variant, const std::vector<std::string>& globs) {
+  if (globs.empty()) return true;
+  for (const auto& g : globs)
+    if (::fnmatch(g.c_str(), variant.c_str(), 0) == 0) return true;
+  return false;
+}
+
+std::string describe(const std::string& name, const Variant& v) {
+  return "Build variant `" + v.str() + "` of the " + name +
+         " kernel, packaged as a wheel by kwheel.\n\nImport it with `import " + wheel_name_component(name) +
+         "`; it needs the torch and compute backend named in this wheel's local version label.\n";
+}
+
+}  // namespace
+
+bool BuildReport::ok() const {
+  for (const auto& v : variants)
+    if (v.status == VariantResult::Status::failed) return false;
+  return true;
+}
+
+const char* status_name(VariantResult::Status s) {
+  switch (s) {
+    case VariantResult::Status::built: return "built";
+    case VariantResult::Status::failed: return "failed";
+    case VariantResult::Status::filtered: return "filtered";
+  }
+  return "?";
+}
+
+PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
+  auto fail = [&](const std::string& why) { return Error(ErrorKind::input, "variant '" + input.name + "': " + why); };
+  auto parsed = try_parse_variant(input.name);
+  if (!parsed.variant) throw fail(parsed.error);
+  const Variant& variant = *parsed.variant;
+  if (input.files.empty()) throw fail("the variant directory is empty; rebuild or remove it");
+
+  PlannedWheel plan;
+  plan.tags = compute_tags(variant, o.tags);
+  const std::string public_version = Version::parse(o.version).public_str();
+  plan.version = plan.tags.local_label.empty() ? public_version : public_version + "+" + plan.tags.local_label;
+
+  // The package is the directory named after the distribution (kernels'
+  // rule); failing that, the only directory that is a Python package.
+  const std::string expected = wheel_name_component(o.name);
+  std::set<std::string> dirs, packages;
+  for (const auto& f : input.files) {
+    auto slash = f.path.find('/');
+    if (slash == std::string::npos) continue;
+    std::string top = f.path.substr(0, slash);
+    dirs.insert(top);
+    if (f.path == top + "/__init__.py") packages.insert(top);
+  }
+  if (dirs.count(expected)) plan.package = expected;
+  else if (packages.size() == 1) plan.package = *packages.begin();
+  else {
+    std::string found;
+    for (const auto& d : dirs) found += (found.empty() ? "" : ", ") + d + "/";
+    throw fail("no package directory '" + expected + "/'" + (found.empty() ? std::string(" (the variant holds no directory)") : " (found " + found + ")") +
+               "; pass --name to choose the package");
+  }
+
+  const std::string dist = wheel_name_component(o.name);
+  plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
+  plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
+  for (const auto& f : input.files) {
+    if (!f.path.starts_with(plan.package + "/")) {
+      plan.ignored.push_back(f.path);
+      continue;
+    }
+    plan.contents.members.push_back({f.path, f.source, f.size, f.executable});
+  }
+  CoreMetadata md;
+  md.name = o.name;
+  md.version = plan.version;
+  md.summary = o.name + " kernel for " + (variant.is_noarch() ? "torch (" + variant.noarch + ", pure Python)" : variant.str());
+  md.requires_python = ">=" + o.tags.min_python;
+  if (variant.is_noarch()) md.requires_python = ">=3.9";
+  md.requires_dist = {plan.tags.requires_dist};
+  md.description = describe(o.name, variant);
+  plan.contents.metadata = render_metadata(md);
+  plan.contents.wheel = render_wheel_file(plan.tags, std::string("kwheel ") + KWHEEL_VERSION);
+  return plan;
+}
+
+BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& o) {
+  check_options(o);
+  BuildReport report;
+  report.variants.resize(variants.size());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    report.variants[i].variant = variants[i].name;
+    if (selected(variants[i].name, o.variant_globs)) todo.push_back(i);
+    else report.variants[i].status = VariantResult::Status::filtered;
+  }
+  if (todo.empty()) {
+    std::string names;
+    for (const auto& v : variants) names += (names.empty() ? "" : ", ") + v.name;
+    throw Error(ErrorKind::not_found, variants.empty() ? "the repo has no variants under build/"
+                                                       : "no variant matches --variant; available: " + names);
+  }
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
+
+  std::vector<StagedWheel> staged(variants.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      const size_t i = todo[k];
+      auto& r = report.variants[i];
+      try {
+        PlannedWheel plan = plan_wheel(variants[i], o);
+        r.tags = plan.tags;
+        r.version = plan.version;
+        r.package = plan.package;
+        r.ignored = plan.ignored;
+        staged[i] = stage_wheel(plan.contents, o.out_dir / plan.filename, o.write);
+        r.wheel = staged[i].info.path;
+        r.sha256 = staged[i].info.sha256;
+        r.size = staged[i].info.size;
+        r.status = VariantResult::Status::built;
+      } catch (const Error& e) {
+        r.status = VariantResult::Status::failed;
+        r.error = e.what();
+      }
+    }
+  };
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(todo.size()));
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  // Two variants that map to one filename would overwrite each other.
+  std::map<fs::path, std::string> owners;
+  for (auto i : todo) {
+    auto& r = report.variants[i];
+    if (r.status != VariantResult::Status::built) continue;
+    auto [it, fresh] = owners.emplace(r.wheel, r.variant);
+    if (!fresh) {
+      r.status = VariantResult::Status::failed;
+      r.error = "variant '" + r.variant + "' gives the same wheel name as '" + it->second + "' (" + r.wheel.filename().string() + ")";
+    }
+  }
+  if (!report.ok()) return report;  // staged temp files are removed here
+  for (auto i : todo) staged[i].commit();
+  report.committed = true;
+  return report;
+}
+
+nlohmann::json to_json(const VariantResult& r) {
+  nlohmann::json j{{"variant", r.variant}, {"status", status_name(r.status)}};
+  if (r.status == VariantResult::Status::failed) j["error"] = r.error;
+  if (r.status == VariantResult::Status::built) {
+    j["wheel"] = r.wheel.string();
+    j["filename"] = r.wheel.filename().string();
+    j["sha256"] = r.sha256;
+    j["size"] = r.size;
+    j["version"] = r.version;
+    j["package"] = r.package;
+    j["tags"] = r.tags.expanded();
+    j["requires_dist"] = r.tags.requires_dist;
+    if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
+  }
+  return j;
+}
+
+nlohmann::json to_json(const BuildReport& report) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& v : report.variants) arr.push_back(to_json(v));
+  return {{"ok", report.ok()}, {"committed", report.committed}, {"variants", arr}};
+}
+
+}  // namespace kwheel

@@ -1,0 +1,25 @@
+#pragma once
+// The command line is a thin layer: each command parses options, calls the
+// library, and renders the result as a table (terminal) or JSON (--json).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kwheel::cli {
+
+struct Output {
+  bool json = false;
+  bool quiet = false;
+  bool stderr_is_tty = false;
+  bool progress() const { return stderr_is_tty && !quiet && !json; }
+  void emit_json(const nlohmann::json& j) const;       // one document on stdout
+  void info(const std::string& line) const;            // stderr, unless quiet/json
+  void warn(const std::string& line) const;            // stderr, always
+};
+
+// Adds --json and --quiet to a subcommand.
+void add_output_flags(CLI::App* sub, Output& out);
+
+void register_build(CLI::App& app, Output& out, int& exit_code);
+
+}  // namespace kwheel::cli

@@ -1,0 +1,325 @@
+#include "kwheel/wheel_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include "kwheel/atomic_file.hpp"
+#include "kwheel/digest.hpp"
+#include "kwheel/error.hpp"
+
+namespace kwheel {
+namespace {
+
+constexpr std::time_t kZipEpoch = 315532800;          // 1980-01-01T00:00:00Z, the DOS epoch
+constexpr std::time_t kZipLatest = 4354819198;        // 2107-12-31T23:59:58Z
+
+struct ZipDiscard {
+  void operator()(zip_t* z) const noexcept {
+    if (z) zip_discard(z);
+  }
+};
+using ZipPtr = std::unique_ptr<zip_t, ZipDiscard>;
+
+// libzip converts a time_t to DOS time with localtime(); pypa/wheel takes
+// the UTC broken-down time. Feeding libzip the local time_t whose local
+// broken-down time equals the UTC one makes archives identical in any TZ.
+std::time_t libzip_time_for(std::time_t utc) {
+  utc = std::clamp(utc, kZipEpoch, kZipLatest);
+  std::tm tm{};
+  gmtime_r(&utc, &tm);
+  tm.tm_isdst = -1;
+  return std::mktime(&tm);
+}
+
+struct ErrorState {
+  zip_error_t zerr{};
+  std::string message;  // ours, with the member name; wins over libzip's
+  ErrorState() { zip_error_init(&zerr); }
+  ~ErrorState() { zip_error_fini(&zerr); }
+  ErrorState(const ErrorState&) = delete;
+  ErrorState& operator=(const ErrorState&) = delete;
+  zip_int64_t fail(int ze, int sys, std::string why) {
+    zip_error_set(&zerr, ze, sys);
+    if (message.empty()) message = std::move(why);
+    return -1;
+  }
+};
+
+zip_int64_t stat_reply(ErrorState& err, void* data, zip_uint64_t len, uint64_t size, std::time_t mtime) {
+  auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &err.zerr);
+  if (!st) return -1;
+  zip_stat_init(st);
+  st->valid = ZIP_STAT_SIZE | ZIP_STAT_MTIME;
+  st->size = size;
+  st->mtime = mtime;
+  return sizeof(*st);
+}
+
+zip_int64_t supports() {
+  return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
+                                        ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
+}
+
+// A file member: read with plain read(2) in libzip's chunk size, hashed on
+// the way through, so the file is read exactly once.
+struct MemberSource {
+  const WheelMember* member = nullptr;
+  uint64_t expected = 0;
+  std::time_t mtime = 0;
+  RecordEntry* record = nullptr;
+  int fd = -1;
+  uint64_t seen = 0;
+  Hasher hasher;
+  ErrorState err;
+
+  ~MemberSource() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) noexcept {
+    const std::string& name = member->archive_path;
+    try {
+      switch (cmd) {
+        case ZIP_SOURCE_OPEN:
+          fd = ::open(member->source.c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd < 0)
+            return err.fail(ZIP_ER_OPEN, errno, "cannot open '" + member->source.string() + "': " + std::strerror(errno));
+          seen = 0;
+          return 0;
+        case ZIP_SOURCE_READ: {
+          ssize_t n;
+          do n = ::read(fd, data, len);
+          while (n < 0 && errno == EINTR);
+          if (n < 0)
+            return err.fail(ZIP_ER_READ, errno, "cannot read '" + member->source.string() + "': " + std::strerror(errno));
+          seen += static_cast<uint64_t>(n);
+          // A file that changes while we pack it would make RECORD lie.
+          if (seen > expected || (n == 0 && seen != expected))
+            return err.fail(ZIP_ER_INCONS, 0,
+                            "'" + member->source.string() + "' changed size while being packed (expected " +
+                                std::to_string(expected) + " bytes, read " + std::to_string(seen) + ")");
+          hasher.update(std::span(static_cast<const std::byte*>(data), static_cast<size_t>(n)));
+          return n;
+        }
+        case ZIP_SOURCE_CLOSE: {
+          ::close(fd);
+          fd = -1;
+          auto digest = hasher.finish();
+          *record = RecordEntry{name, "sha256=" + urlsafe_b64_nopad(digest), expected};
+          return 0;
+        }
+        case ZIP_SOURCE_STAT: return stat_reply(err, data, len, expected, mtime);
+        case ZIP_SOURCE_ERROR: return zip_error_to_data(&err.zerr, data, len);
+        case ZIP_SOURCE_FREE: return 0;
+        case ZIP_SOURCE_SUPPORTS: return supports();
+        default: return err.fail(ZIP_ER_OPNOTSUPP, 0, "unsupported libzip source command");
+      }
+    } catch (const std::exception& e) {
+      return err.fail(ZIP_ER_INTERNAL, 0, std::string("packing '") + name + "': " + e.what());
+    }
+  }
+};
+
+// RECORD is rendered when libzip opens it, after every other member was
+// read. Its size is known up front: each hash is exactly 43 characters.
+struct RecordSource {
+  const std::vector<RecordEntry>* entries = nullptr;
+  std::string own_path;
+  uint64_t expected = 0;
+  std::time_t mtime = 0;
+  std::string text;
+  size_t pos = 0;
+  ErrorState err;
+
+  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) noexcept {
+    try {
+      switch (cmd) {
+        case ZIP_SOURCE_OPEN: {
+          std::vector<RecordEntry> rows = *entries;
+          for (const auto& r : rows)
+            if (r.hash.empty())
+              return err.fail(ZIP_ER_INTERNAL, 0, "RECORD was requested before member '" + r.path + "' was packed");
+          rows.push_back({own_path, "", std::nullopt});
+          text = format_record(rows);
+          pos = 0;
+          if (text.size() != expected) return err.fail(ZIP_ER_INTERNAL, 0, "RECORD size differs from its plan");
+          return 0;
+        }
+        case ZIP_SOURCE_READ: {
+          size_t n = std::min<size_t>(len, text.size() - pos);
+          std::memcpy(data, text.data() + pos, n);
+          pos += n;
+          return static_cast<zip_int64_t>(n);
+        }
+        case ZIP_SOURCE_CLOSE: return 0;
+        case ZIP_SOURCE_STAT: return stat_reply(err, data, len, expected, mtime);
+        case ZIP_SOURCE_ERROR: return zip_error_to_data(&err.zerr, data, len);
+        case ZIP_SOURCE_FREE: return 0;
+        case ZIP_SOURCE_SUPPORTS: return supports();
+        default: return err.fail(ZIP_ER_OPNOTSUPP, 0, "unsupported libzip source command");
+      }
+    } catch (const std::exception& e) {
+      return err.fail(ZIP_ER_INTERNAL, 0, std::string("writing RECORD: ") + e.what());
+    }
+  }
+};
+
+template <typename Source>
+zip_int64_t trampoline(void* ud, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+  return static_cast<Source*>(ud)->handle(data, len, cmd);
+}
+
+bool is_shared_object(const std::string& path) {
+  return path.ends_with(".so") || path.find(".so.") != std::string::npos;
+}
+
+}  // namespace
+
+std::optional<std::time_t> source_date_epoch_from_env() {
+  const char* v = std::getenv("SOURCE_DATE_EPOCH");
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long long t = std::strtoll(v, &end, 10);
+  if (errno || *end || t < 0)
+    throw Error(ErrorKind::usage, std::string("SOURCE_DATE_EPOCH='") + v + "' is not a non-negative integer of seconds");
+  return static_cast<std::time_t>(t);
+}
+
+StagedWheel::StagedWheel() = default;
+StagedWheel::StagedWheel(StagedWheel&&) noexcept = default;
+StagedWheel& StagedWheel::operator=(StagedWheel&&) noexcept = default;
+StagedWheel::~StagedWheel() = default;
+void StagedWheel::commit() { temp->commit(); }
+
+WrittenWheel write_wheel(const WheelContents& contents, const std::filesystem::path& out, const WriteOptions& options) {
+  StagedWheel staged = stage_wheel(contents, out, options);
+  staged.commit();
+  return std::move(staged.info);
+}
+
+StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::path& out, const WriteOptions& options) {
+  const std::string wheel_name = out.filename().string();
+  auto fail = [&](ErrorKind kind, const std::string& why) { return Error(kind, "wheel " + wheel_name + ": " + why); };
+  if (options.compression_level < 0 || options.compression_level > 9)
+    throw Error(ErrorKind::usage, "--compression-level " + std::to_string(options.compression_level) + ": use 0 (store) to 9");
+
+  std::vector<const WheelMember*> members;
+  std::set<std::string> seen;
+  const std::string dist_prefix = contents.dist_info + "/";
+  for (const auto& m : contents.members) {
+    if (m.archive_path.starts_with(dist_prefix))
+      throw fail(ErrorKind::input, "member '" + m.archive_path + "' would overwrite the generated .dist-info");
+    if (!seen.insert(m.archive_path).second) throw fail(ErrorKind::input, "duplicate member '" + m.archive_path + "'");
+    members.push_back(&m);
+  }
+  std::sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->archive_path < b->archive_path; });
+
+  const std::time_t mtime = libzip_time_for(options.source_date_epoch.value_or(kZipEpoch));
+  const std::string metadata_path = dist_prefix + "METADATA";
+  const std::string wheel_path = dist_prefix + "WHEEL";
+  const std::string record_path = dist_prefix + "RECORD";
+
+  // RECORD rows, filled in by each source as libzip finishes reading it.
+  std::vector<RecordEntry> rows(members.size() + 2);
+  std::vector<std::unique_ptr<MemberSource>> sources;
+  const std::string hash_placeholder = "sha256=" + std::string(43, 'A');
+  std::vector<RecordEntry> plan;
+  for (size_t i = 0; i < members.size(); ++i) {
+    auto src = std::make_unique<MemberSource>();
+    src->member = members[i];
+    std::error_code ec;
+    uint64_t actual = std::filesystem::file_size(members[i]->source, ec);
+    if (ec) throw fail(ErrorKind::io, "cannot read '" + members[i]->source.string() + "': " + ec.message());
+    if (members[i]->size && *members[i]->size != actual)
+      throw fail(ErrorKind::input, "'" + members[i]->source.string() + "' is " + std::to_string(actual) +
+                                       " bytes, expected " + std::to_string(*members[i]->size));
+    src->expected = actual;
+    src->mtime = mtime;
+    src->record = &rows[i];
+    plan.push_back({members[i]->archive_path, hash_placeholder, actual});
+    sources.push_back(std::move(src));
+  }
+  auto hash_text = [](const std::string& text) {
+    Hasher h;
+    h.update(text);
+    return "sha256=" + urlsafe_b64_nopad(h.finish());
+  };
+  rows[members.size()] = {metadata_path, hash_text(contents.metadata), contents.metadata.size()};
+  rows[members.size() + 1] = {wheel_path, hash_text(contents.wheel), contents.wheel.size()};
+  plan.push_back(rows[members.size()]);
+  plan.push_back(rows[members.size() + 1]);
+  plan.push_back({record_path, "", std::nullopt});
+
+  RecordSource record_src;
+  record_src.entries = &rows;
+  record_src.own_path = record_path;
+  record_src.expected = format_record(plan).size();
+  record_src.mtime = mtime;
+
+  std::error_code ec;
+  std::filesystem::create_directories(out.parent_path().empty() ? "." : out.parent_path(), ec);
+  auto tmp_owner = std::make_unique<TempPath>(out);
+  TempPath& tmp = *tmp_owner;
+  int zerr = 0;
+  ZipPtr za(zip_open(tmp.path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &zerr));
+  if (!za) {
+    zip_error_t e;
+    zip_error_init_with_code(&e, zerr);
+    std::string why = zip_error_strerror(&e);
+    zip_error_fini(&e);
+    throw fail(ErrorKind::io, "cannot create '" + tmp.path().string() + "': " + why);
+  }
+
+  auto add = [&](const std::string& name, zip_source_t* src, bool exec) {
+    if (!src) throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za.get()));
+    zip_int64_t idx = zip_file_add(za.get(), name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    if (idx < 0) {
+      zip_source_free(src);
+      throw fail(ErrorKind::input, "cannot add '" + name + "': " + zip_strerror(za.get()));
+    }
+    const auto level = options.compression_level;
+    const zip_uint32_t mode = exec ? 0100755 : 0100644;
+    if (zip_set_file_compression(za.get(), idx, level == 0 ? ZIP_CM_STORE : ZIP_CM_DEFLATE, level) != 0 ||
+        zip_file_set_mtime(za.get(), idx, mtime, 0) != 0 ||
+        zip_file_set_external_attributes(za.get(), idx, 0, ZIP_OPSYS_UNIX, mode << 16) != 0)
+      throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za.get()));
+  };
+  for (auto& src : sources) {
+    const auto* m = src->member;
+    add(m->archive_path, zip_source_function(za.get(), &trampoline<MemberSource>, src.get()),
+        m->executable || is_shared_object(m->archive_path));
+  }
+  add(metadata_path, zip_source_buffer(za.get(), contents.metadata.data(), contents.metadata.size(), 0), false);
+  add(wheel_path, zip_source_buffer(za.get(), contents.wheel.data(), contents.wheel.size(), 0), false);
+  add(record_path, zip_source_function(za.get(), &trampoline<RecordSource>, &record_src), false);
+
+  if (zip_close(za.get()) != 0) {
+    // Our sources know which member failed and why; libzip only the code.
+    std::string why = zip_strerror(za.get());
+    for (auto& src : sources)
+      if (!src->err.message.empty()) why = src->err.message;
+    if (!record_src.err.message.empty()) why = record_src.err.message;
+    throw fail(ErrorKind::io, why);
+  }
+  za.release();  // zip_close freed it
+
+  StagedWheel staged;
+  staged.info.sha256 = sha256_file_hex(tmp.path());
+  staged.info.size = std::filesystem::file_size(tmp.path());
+  staged.info.path = out;
+  staged.info.record = std::move(rows);
+  staged.info.record.push_back({record_path, "", std::nullopt});
+  staged.temp = std::move(tmp_owner);
+  return staged;
+}
+
+}  // namespace kwheel
