@@ -64,14 +64,14 @@ std::vector<VariantInput> group_variants(const std::vector<RepoFile>& files) {
   return out;
 }
 
-std::vector<RepoFile> list_local_repo(const fs::path& dir) {
+std::vector<RepoFile> list_local_repo(const fs::path& dir, const fs::path& link_root) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw Error(ErrorKind::not_found, "'" + dir.string() + "' is not a directory; pass a kernel repo checkout containing build/");
   const fs::path build = dir / "build";
   if (!fs::is_directory(build, ec))
     throw Error(ErrorKind::input, "'" + dir.string() + "' has no build/ directory; run the kernel build first (e.g. scripts/build-kernel)");
-  const fs::path root = fs::canonical(dir);
+  const fs::path root = fs::canonical(link_root.empty() ? dir : link_root);
   std::vector<RepoFile> files;
   // Empty variant directories are reported, not silently dropped.
   for (const auto& variant : fs::directory_iterator(build)) {

@@ -33,8 +33,9 @@ std::string unsafe_path_reason(std::string_view path);
 std::vector<VariantInput> group_variants(const std::vector<RepoFile>& files);
 
 // Lists DIR/build recursively. Symlinks are followed only when they resolve
-// inside DIR; anything else (outside links, devices, sockets) is an Error(input)
+// inside `link_root` (default: DIR itself; a cache snapshot links into its
+// blobs); anything else (outside links, devices, sockets) is an Error(input)
 // naming the path.
-std::vector<RepoFile> list_local_repo(const std::filesystem::path& dir);
+std::vector<RepoFile> list_local_repo(const std::filesystem::path& dir, const std::filesystem::path& link_root = {});
 
 }  // namespace kwheel

@@ -1,10 +1,11 @@
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
 #include "cli.hpp"
 #include "kwheel/build.hpp"
 #include "kwheel/error.hpp"
-#include "kwheel/repo_layout.hpp"
+#include "source.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;
@@ -12,8 +13,9 @@ namespace fs = std::filesystem;
 namespace {
 
 struct BuildArgs {
-  std::string source;
+  SourceArgs src;
   std::string version;
+  std::string wheel_version;
   std::string name;
   std::string out = "dist";
   std::vector<std::string> variants;
@@ -47,52 +49,73 @@ void print_table(const BuildReport& report) {
   }
 }
 
+// The wheels' version: --wheel-version, else what the source says (a
+// directory needs --version; a Hub revision the vX.Y.Z tag it resolved to).
+std::string wheel_version(const BuildArgs& a, const ResolvedSource& src) {
+  if (!a.wheel_version.empty()) return a.wheel_version;
+  if (!src.is_hub) {
+    if (a.version.empty())
+      throw Error(ErrorKind::usage, "building from directory '" + a.src.source + "' needs --version, e.g. --version 0.1.0");
+    return a.version;
+  }
+  if (src.resolution->version) return *src.resolution->version;
+  throw Error(ErrorKind::usage, "revision '" + src.resolution->requested + "' of " + a.src.source + " (commit " +
+                                    src.resolution->commit.substr(0, 12) +
+                                    ") carries no vX.Y.Z tag, so the wheel version is unknown: pass --version SPEC to pick a release, or --wheel-version X.Y.Z");
+}
+
 }  // namespace
 
 void register_build(CLI::App& app, Output& out, int& exit_code) {
   auto args = std::make_shared<BuildArgs>();
-  auto* sub = app.add_subcommand("build", "Build one wheel per variant of a kernel repo (a directory with build/)");
-  sub->add_option("source", args->source, "Kernel repo directory (containing build/<variant>/...)")->required();
-  sub->add_option("--version", args->version, "Version of the wheels, e.g. 0.1.0 (required for a directory)");
+  auto* sub = app.add_subcommand("build", "Build one wheel per variant of a kernel repo: a Hub repo id (ORG/NAME) or a directory with build/");
+  sub->add_option("source", args->src.source, "ORG/NAME on the Hub, or a directory holding build/<variant>/...")->required();
+  sub->add_option("--version", args->version,
+                  "Directory: the wheels' version (required). Hub: which release, as a vX.Y.Z tag spec (\">=0.1,<0.2\", 0.1.1) or a major N (branch vN)");
+  sub->add_option("--wheel-version", args->wheel_version, "Override the wheels' version");
+  add_hub_flags(sub, args->src);
   sub->add_option("--name", args->name, "Distribution name (default: the repo's name)");
   sub->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
   sub->add_option("--variant", args->variants, "Only variants matching this glob (repeatable)");
   sub->add_option("--min-python", args->min_python, "Oldest Python the abi3 wheels support")->capture_default_str();
   sub->add_option("--manylinux", args->manylinux, "glibc floor of the manylinux tag, e.g. 2_28")->capture_default_str();
   sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str();
-  sub->add_option("-j,--jobs", args->jobs, "Wheels written in parallel (default: CPU count)");
+  sub->add_option("-j,--jobs", args->jobs, "Parallel downloads and wheel writers (default: 8 downloads, one writer per CPU)");
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
-    const fs::path dir(args->source);
-    BuildOptions o;
-    o.version = args->version;
-    if (o.version.empty())
-      throw Error(ErrorKind::usage, "building from directory '" + args->source + "' needs --version, e.g. --version 0.1.0");
-    o.name = args->name.empty() ? fs::absolute(dir).lexically_normal().filename().string() : args->name;
-    if (o.name.empty()) o.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
-    o.out_dir = args->out;
-    o.variant_globs = args->variants;
-    o.tags.min_python = args->min_python;
-    o.tags.manylinux = args->manylinux;
-    o.write.compression_level = args->compression_level;
-    o.write.source_date_epoch = source_date_epoch_from_env();
-    o.jobs = args->jobs;
+    auto& a = *args;
+    SourceArgs src_args = a.src;
+    if (a.jobs) src_args.jobs = a.jobs;
+    std::error_code ec;
+    const bool is_dir = fs::is_directory(a.src.source, ec);
+    if (!is_dir && !a.version.empty()) src_args.version_spec = a.version;
+    ResolvedSource src = resolve_source(src_args, out);
 
-    auto variants = group_variants(list_local_repo(dir));
+    BuildOptions o;
+    o.version = wheel_version(a, src);
+    o.name = a.name.empty() ? src.name : a.name;
+    o.out_dir = a.out;
+    o.variant_globs = a.variants;
+    o.tags.min_python = a.min_python;
+    o.tags.manylinux = a.manylinux;
+    o.write.compression_level = a.compression_level;
+    o.write.source_date_epoch = source_date_epoch_from_env();
+    o.jobs = a.jobs;
+
+    auto variants = group_variants(fetch_source(src, src_args, out));
     const bool existed = fs::exists(o.out_dir);
     BuildReport report = build_wheels(variants, o);
-    if (!report.committed && !existed) {
-      std::error_code ec;
-      fs::remove(o.out_dir, ec);  // only if empty: leave things as they were
-    }
+    if (!report.committed && !existed) fs::remove(o.out_dir, ec);  // only if empty: leave things as they were
     if (out.json) {
       auto j = to_json(report);
-      j["source"] = {{"type", "directory"}, {"path", args->source}};
+      j["source"] = src.describe();
       j["name"] = o.name;
+      if (src.is_hub) j["transfers"] = {{"requests", src.client->stats().requests}, {"retries", src.client->stats().retries}, {"bytes_downloaded", src.client->stats().bytes}};
       out.emit_json(j);
     } else {
       print_table(report);
-      if (report.committed) out.info("wrote " + std::to_string(std::count_if(report.variants.begin(), report.variants.end(), [](auto& v) { return v.status == VariantResult::Status::built; })) + " wheel(s) to " + o.out_dir.string() + "/");
+      const auto built = std::count_if(report.variants.begin(), report.variants.end(), [](auto& v) { return v.status == VariantResult::Status::built; });
+      if (report.committed) out.info("wrote " + std::to_string(built) + " wheel(s) to " + o.out_dir.string() + "/");
       else out.warn("no wheel was written: fix the variants marked failed (or select others with --variant)");
     }
     exit_code = report.ok() ? 0 : static_cast<int>(ErrorKind::input);

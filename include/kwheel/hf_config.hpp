@@ -1,0 +1,38 @@
+#pragma once
+// Where the Hub is and who we are to it, resolved the way huggingface_hub
+// resolves it, so kwheel and the `kernels` package agree on endpoint, token
+// and cache: flags first, then HF_* variables, then the files under HF_HOME.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "kwheel/secret.hpp"
+
+namespace kwheel {
+
+struct HubConfig {
+  std::string endpoint = "https://huggingface.co";  // no trailing slash
+  Secret token;
+  std::string token_source;            // "--token", "HF_TOKEN", or the token file's path; never the token
+  std::filesystem::path cache_dir;     // HF_HUB_CACHE
+  bool offline = false;
+  std::string repo_type = "model";     // "model" or "kernel"
+};
+
+struct HubFlags {
+  std::optional<std::string> endpoint;
+  std::optional<std::string> token;
+  std::optional<std::string> cache_dir;
+  bool offline = false;
+  std::optional<std::string> repo_type;
+};
+
+// `warn` receives one-line warnings (e.g. a world-readable token file).
+HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(const std::string&)>& warn);
+
+// "org/name" with the Hub's allowed characters; Error(usage) otherwise.
+void check_repo_id(const std::string& repo_id);
+bool looks_like_repo_id(const std::string& text);
+
+}  // namespace kwheel

@@ -1,0 +1,100 @@
+#pragma once
+// HTTP over libcurl for the Hub and package indexes. Redirects are followed
+// by us, not by curl, so the bearer token is attached only to URLs of the
+// origin it belongs to (never to an LFS/Xet CDN), and loops are bounded.
+// Retryable failures (429 with Retry-After, 5xx, dropped connections) are
+// retried with capped exponential backoff; downloads resume with Range.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/digest.hpp"
+#include "kwheel/secret.hpp"
+
+namespace kwheel {
+
+struct HttpOptions {
+  std::optional<std::string> auth_origin;  // "http://127.0.0.1:8000": token goes only here
+  Secret token;                            // sent as "Authorization: Bearer ..."
+  unsigned max_attempts = 5;               // per request, first try included
+  std::chrono::milliseconds backoff{500};  // doubled per retry, capped at max_backoff
+  std::chrono::milliseconds max_backoff{8000};
+  std::chrono::seconds max_retry_after{60};
+  std::chrono::seconds connect_timeout{15};
+  std::chrono::seconds stall_timeout{60};  // abort a transfer that moves <1 B/s this long
+  unsigned max_redirects = 10;
+  std::string user_agent;
+  std::string ca_bundle;                   // extra CA file; empty = system default
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names, last value wins
+  std::string body;
+  std::string url;                             // after redirects
+  std::string header(const std::string& lower_name) const;
+};
+
+// "scheme://host:port" of an absolute URL, lower-cased, default port added.
+std::string url_origin(const std::string& url);
+// Resolves a Location header against the URL it came from.
+std::string resolve_url(const std::string& base, const std::string& location);
+// Percent-encodes a path, keeping '/' (for repo file paths in URLs).
+std::string encode_path(const std::string& path);
+std::string encode_component(const std::string& text);
+
+struct DownloadJob {
+  std::string url;
+  std::filesystem::path partial;     // bytes accumulate here (resumable)
+  std::filesystem::path dest;        // renamed here once verified
+  std::optional<uint64_t> size;      // expected size
+  std::string sha256;                // expected hex sha256 (LFS), or
+  std::string git_sha1;              // expected git blob id (plain files)
+  std::string label;                 // for messages: the repo path
+};
+
+struct TransferStats {
+  uint64_t requests = 0;
+  uint64_t retries = 0;
+  uint64_t bytes = 0;
+};
+
+// Called from the transfer loop (one thread) as bytes arrive and files finish.
+struct DownloadProgress {
+  std::function<void(uint64_t bytes_delta)> on_bytes;
+  std::function<void(const DownloadJob&)> on_file_done;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // GET (or HEAD) with redirects and retries; returns the final response,
+  // whatever its status (callers map statuses to errors). Network failure
+  // after all attempts throws Error(network) naming the URL.
+  HttpResponse get(const std::string& url, bool head = false, size_t max_body = 64 << 20);
+
+  // Downloads every job, at most `parallel` at once over shared connections
+  // (HTTP/2 multiplexed where offered). Verifies size and hash of each file
+  // before renaming it into place; a file that fails verification is
+  // discarded and fetched again. Throws Error naming the first file that
+  // could not be fetched; files already verified stay in place.
+  void download(std::vector<DownloadJob> jobs, unsigned parallel, const DownloadProgress& progress = {});
+
+  const TransferStats& stats() const { return stats_; }
+  const HttpOptions& options() const { return options_; }
+
+ private:
+  HttpOptions options_;
+  TransferStats stats_;
+};
+
+}  // namespace kwheel

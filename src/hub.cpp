@@ -1,0 +1,372 @@
+#include "kwheel/hub.hpp"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "kwheel/error.hpp"
+#include "kwheel/pep440.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool is_hex(const std::string& s, size_t len) {
+  return s.size() == len && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() < 9 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// `Link: <https://...>; rel="next"` (RFC 8288), as huggingface_hub reads it.
+std::optional<std::string> next_link(const std::string& header) {
+  static const std::regex re(R"(<([^>]*)>\s*;\s*rel\s*=\s*"?next"?)");
+  std::smatch m;
+  if (std::regex_search(header, m, re)) return m[1].str();
+  return std::nullopt;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& empty = "none") {
+  if (items.empty()) return empty;
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+// The version a tag name stands for: "v0.1.1" -> 0.1.1.
+std::optional<Version> tag_version(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'v') return std::nullopt;
+  return Version::try_parse(name.substr(1));
+}
+
+TreeEntry parse_entry(const json& j, const std::string& where) {
+  auto bad = [&](const std::string& why) { return Error(ErrorKind::network, "malformed tree listing from " + where + ": " + why); };
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || !j.contains("path") || !j["path"].is_string())
+    throw bad("an entry lacks 'type' or 'path'");
+  TreeEntry e;
+  e.type = j["type"];
+  e.path = j["path"];
+  if (e.type == "directory") return e;
+  if (e.type != "file") throw bad("entry '" + e.path + "' has unknown type '" + e.type + "'");
+  if (!j.contains("size") || !j["size"].is_number_unsigned() || !j.contains("oid") || !j["oid"].is_string())
+    throw bad("file '" + e.path + "' lacks 'size' or 'oid'");
+  e.size = j["size"];
+  e.oid = j["oid"];
+  if (!is_hex(e.oid, 40)) throw bad("file '" + e.path + "' has an oid that is not a git sha1");
+  if (j.contains("lfs") && !j["lfs"].is_null()) {
+    const auto& l = j["lfs"];
+    if (!l.is_object() || !l.contains("oid") || !l["oid"].is_string()) throw bad("file '" + e.path + "' has a malformed 'lfs' object");
+    std::string oid = l["oid"];
+    if (oid.starts_with("sha256:")) oid = oid.substr(7);
+    if (!is_hex(oid, 64)) throw bad("file '" + e.path + "' has an LFS oid that is not a sha256");
+    e.lfs_sha256 = oid;
+    if (l.contains("size") && l["size"].is_number_unsigned() && l["size"].get<uint64_t>() != e.size)
+      throw bad("file '" + e.path + "' has inconsistent sizes");
+  }
+  return e;
+}
+
+}  // namespace
+
+HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
+    : config_(std::move(config)),
+      repo_id_(std::move(repo_id)),
+      jobs_(std::max(1u, jobs)),
+      cache_(config_.cache_dir, config_.repo_type, repo_id_),
+      http_([&] {
+        check_repo_id(repo_id_);
+        HttpOptions o;
+        o.auth_origin = url_origin(config_.endpoint);
+        o.token = config_.token;
+        o.user_agent = std::string("kwheel/") + KWHEEL_VERSION + "; file_type/kernel";
+        if (const char* ca = std::getenv("KWHEEL_CA_BUNDLE")) o.ca_bundle = ca;
+        return o;
+      }()) {}
+
+std::string HubClient::repo_url() const {
+  return config_.endpoint + "/" + (config_.repo_type == "kernel" ? "kernels/" : "") + repo_id_;
+}
+
+std::string HubClient::api_base() const {
+  return config_.endpoint + "/api/" + config_.repo_type + "s/" + repo_id_;
+}
+
+[[noreturn]] void HubClient::throw_for(const HttpResponse& r, const std::string& what) {
+  const std::string code = r.header("x-error-code");
+  const std::string message = config_.token.redact(r.header("x-error-message"));
+  const std::string repo = "repo '" + repo_id_ + "' at " + config_.endpoint;
+  if (code == "GatedRepo")
+    throw Error(ErrorKind::auth, repo + " is gated: request access on " + repo_url() + " and pass a token of an account that was granted it (--token or HF_TOKEN)");
+  if (code == "RepoNotFound" || (r.status == 401 && code.empty())) {
+    std::string hint = config_.token.empty() ? "check the name, or pass --token / set HF_TOKEN if it is private"
+                                             : "check the name, and that the token (from " + config_.token_source + ") can read it";
+    throw Error(ErrorKind::not_found, repo + " was not found or is not accessible: " + hint);
+  }
+  if (r.status == 401 || r.status == 403)
+    throw Error(ErrorKind::auth, what + ": access denied (HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message) + "); pass a token with read access (--token or HF_TOKEN)");
+  if (code == "RevisionNotFound") throw Error(ErrorKind::not_found, what + ": revision not found in " + repo);
+  if (code == "EntryNotFound" || r.status == 404) throw Error(ErrorKind::not_found, what + ": not found (HTTP 404" + (message.empty() ? "" : ": " + message) + ")");
+  throw Error(ErrorKind::network, what + ": HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message) + " from " + r.url);
+}
+
+json HubClient::get_json(const std::string& url, const std::string& what) {
+  // A body cut short can still arrive "complete" (a proxy closing early
+  // with a wrong length); treat unparsable JSON like any transient fault.
+  std::string problem;
+  for (unsigned attempt = 0; attempt < http_.options().max_attempts; ++attempt) {
+    HttpResponse r = http_.get(url);
+    if (r.status != 200) throw_for(r, what);
+    json j = json::parse(r.body, nullptr, false);
+    if (!j.is_discarded()) return j;
+    problem = "the response is not valid JSON (" + std::to_string(r.body.size()) + " bytes)";
+  }
+  throw Error(ErrorKind::network, what + ": " + problem + " from " + url + "; is --endpoint a Hugging Face Hub?");
+}
+
+std::vector<RefInfo> HubClient::list_refs() {
+  json j = get_json(api_base() + "/refs", "listing refs of " + repo_id_);
+  std::vector<RefInfo> out;
+  for (const char* kind : {"branches", "tags"}) {
+    if (!j.contains(kind) || !j[kind].is_array()) continue;
+    for (const auto& r : j[kind]) {
+      if (!r.is_object() || !r.contains("name") || !r["name"].is_string() || !r.contains("targetCommit") || !r["targetCommit"].is_string())
+        throw Error(ErrorKind::network, "malformed refs listing from " + config_.endpoint + " for " + repo_id_);
+      out.push_back({r["name"], std::string(kind) == "branches" ? "branch" : "tag", r["targetCommit"]});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The highest X.Y.Z among vX.Y.Z tags at `commit`: the version a revision
+// stands for when it was reached by branch or sha.
+std::optional<std::string> version_at(const std::vector<RefInfo>& refs, const std::string& commit) {
+  std::optional<Version> best;
+  for (const auto& r : refs)
+    if (r.kind == "tag" && r.commit == commit)
+      if (auto v = tag_version(r.name); v && (!best || *v > *best)) best = v;
+  if (!best) return std::nullopt;
+  return best->str();
+}
+
+// Picks the ref a --version SPEC names among (name, commit) refs.
+// An integer N is the branch vN (kernels >= 0.11); anything else is a PEP
+// 440 specifier set over vX.Y.Z tags, highest match wins (kernels 0.10).
+Resolution pick_version(const std::string& repo_id, const std::string& spec,
+                        const std::vector<std::pair<std::string, std::string>>& branches,
+                        const std::vector<std::pair<std::string, std::string>>& tags) {
+  std::vector<std::string> tag_versions, version_branches;
+  for (const auto& [name, _] : tags)
+    if (tag_version(name)) tag_versions.push_back(name.substr(1));
+  for (const auto& [name, _] : branches)
+    if (name.size() > 1 && name[0] == 'v' && all_digits(name.substr(1))) version_branches.push_back(name);
+  const std::string available = "available versions: " + join(tag_versions) + "; version branches: " + join(version_branches);
+  Resolution res;
+  res.requested = spec;
+  if (all_digits(spec)) {
+    for (const auto& [name, commit] : branches)
+      if (name == "v" + spec) {
+        res.ref = name;
+        res.commit = commit;
+        return res;
+      }
+    throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch v" + spec + " (" + available + ")");
+  }
+  // A bare version means exactly that version.
+  const bool bare = Version::try_parse(spec).has_value();
+  SpecifierSet set = SpecifierSet::parse(bare ? "==" + spec : spec);
+  std::optional<Version> best;
+  for (const auto& [name, commit] : tags) {
+    auto v = tag_version(name);
+    if (v && set.contains(*v, bare) && (!best || *v > *best)) {
+      best = v;
+      res.ref = name;
+      res.commit = commit;
+    }
+  }
+  if (!best) throw Error(ErrorKind::not_found, "no version of '" + repo_id + "' matches '" + spec + "' (" + available + ")");
+  res.version = best->str();
+  return res;
+}
+
+}  // namespace
+
+Resolution HubClient::resolve(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec) {
+  if (revision && version_spec) throw Error(ErrorKind::usage, "pass either --revision or --version, not both");
+  if (config_.offline) return resolve_offline(revision, version_spec);
+  auto refs = list_refs();
+  Resolution res;
+  if (version_spec) {
+    std::vector<std::pair<std::string, std::string>> branches, tags;
+    for (const auto& r : refs) (r.kind == "branch" ? branches : tags).emplace_back(r.name, r.commit);
+    res = pick_version(repo_id_, *version_spec, branches, tags);
+    // The ref's target must still be a commit the Hub knows.
+  } else {
+    res.requested = revision.value_or("main");
+    json info;
+    try {
+      info = get_json(api_base() + "/revision/" + encode_component(res.requested), "revision '" + res.requested + "' of " + repo_id_);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::not_found || std::string(e.what()).find("was not found or is not accessible") != std::string::npos) throw;
+      std::vector<std::string> names;
+      for (const auto& r : refs) names.push_back(r.name);
+      throw Error(ErrorKind::not_found, "revision '" + res.requested + "' not found in '" + repo_id_ + "' (branches and tags: " + join(names) + ")");
+    }
+    if (!info.contains("sha") || !info["sha"].is_string() || !is_hex(info["sha"].get<std::string>(), 40))
+      throw Error(ErrorKind::network, "revision info for '" + res.requested + "' of " + repo_id_ + " has no commit sha; is --endpoint a Hugging Face Hub?");
+    res.commit = info["sha"];
+    if (res.requested != res.commit) res.ref = res.requested;
+  }
+  if (!res.version) res.version = version_at(refs, res.commit);
+  // huggingface_hub records refs it resolved; so do we, for --offline.
+  if (!res.ref.empty()) cache_.write_ref(res.ref, res.commit);
+  for (const auto& r : refs)
+    if (r.kind == "tag" && r.commit == res.commit && tag_version(r.name)) cache_.write_ref(r.name, r.commit);
+  return res;
+}
+
+Resolution HubClient::resolve_offline(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec) {
+  const std::string where = "the cache (" + cache_.repo_dir().string() + ")";
+  std::vector<std::pair<std::string, std::string>> branches, tags;
+  for (auto& [name, commit] : cache_.refs()) {
+    if (tag_version(name)) tags.emplace_back(name, commit);
+    else branches.emplace_back(name, commit);
+  }
+  Resolution res;
+  if (version_spec) {
+    try {
+      res = pick_version(repo_id_, *version_spec, branches, tags);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::not_found, std::string(e.what()) + " in " + where + "; run once without --offline");
+    }
+  } else {
+    res.requested = revision.value_or("main");
+    if (is_hex(res.requested, 40)) res.commit = res.requested;
+    else if (auto c = cache_.read_ref(res.requested)) {
+      res.commit = *c;
+      res.ref = res.requested;
+    } else {
+      throw Error(ErrorKind::not_found, "revision '" + res.requested + "' of '" + repo_id_ + "' is not in " + where + "; run once without --offline (or unset HF_HUB_OFFLINE)");
+    }
+  }
+  if (!res.version) {
+    std::vector<RefInfo> refs;
+    for (auto& [n, c] : tags) refs.push_back({n, "tag", c});
+    res.version = version_at(refs, res.commit);
+  }
+  return res;
+}
+
+std::vector<TreeEntry> HubClient::list_tree(const std::string& commit, const std::string& path) {
+  std::string url = api_base() + "/tree/" + encode_component(commit) + "/" + encode_path(path) + "?recursive=true&expand=false";
+  const std::string origin = url_origin(config_.endpoint);
+  const std::string what = "listing " + path + "/ of '" + repo_id_ + "' at " + commit.substr(0, 12);
+  std::vector<TreeEntry> out;
+  std::set<std::string> seen_urls;
+  for (int page = 0;; ++page) {
+    if (page >= 100000 || !seen_urls.insert(url).second)
+      throw Error(ErrorKind::network, what + ": the listing's pagination loops; the server is misconfigured");
+    HttpResponse r = http_.get(url);
+    if (r.status == 404 && r.header("x-error-code") == "EntryNotFound")
+      throw Error(ErrorKind::not_found, "'" + repo_id_ + "' has no " + path + "/ directory at " + commit.substr(0, 12) +
+                                            "; is it a kernel repo built with kernel-builder?");
+    if (r.status != 200) throw_for(r, what);
+    json j = json::parse(r.body, nullptr, false);
+    if (j.is_discarded() || !j.is_array()) {
+      // A cut-short page: fetch it again (bounded by the retry budget).
+      HttpResponse again = http_.get(url);
+      j = json::parse(again.body, nullptr, false);
+      if (again.status != 200 || j.is_discarded() || !j.is_array())
+        throw Error(ErrorKind::network, what + ": the listing is not a JSON array; is --endpoint a Hugging Face Hub?");
+    }
+    for (const auto& e : j) out.push_back(parse_entry(e, config_.endpoint));
+    auto next = next_link(r.header("link"));
+    if (!next) break;
+    url = resolve_url(url, *next);
+    if (url_origin(url) != origin) throw Error(ErrorKind::network, what + ": pagination points to another host (" + url + "); refusing it");
+  }
+  if (out.empty())
+    throw Error(ErrorKind::not_found, "'" + repo_id_ + "' has an empty " + path + "/ directory at " + commit.substr(0, 12));
+  return out;
+}
+
+std::vector<RepoFile> HubClient::fetch(const std::string& commit, const std::vector<TreeEntry>& entries, const FetchProgress& progress) {
+  std::vector<RepoFile> files;
+  std::map<std::string, const TreeEntry*> needed;  // etag -> entry, downloaded once
+  json listing = json::array();
+  for (const auto& e : entries) {
+    if (e.type != "file") continue;
+    if (auto why = unsafe_path_reason(e.path); !why.empty())
+      throw Error(ErrorKind::input, "repo '" + repo_id_ + "' lists the file '" + e.path + "': " + why + "; refusing to use this repo");
+    listing.push_back({{"path", e.path}, {"size", e.size}, {"oid", e.oid}, {"lfs", e.lfs_sha256 ? json(*e.lfs_sha256) : json(nullptr)}});
+    const fs::path blob = cache_.blob(e.etag());
+    std::error_code ec;
+    if (!(fs::is_regular_file(blob, ec) && fs::file_size(blob, ec) == e.size)) needed.emplace(e.etag(), &e);
+    files.push_back({e.path, blob, e.size, false});
+  }
+  uint64_t bytes = 0;
+  for (auto& [_, e] : needed) bytes += e->size;
+  if (progress.on_plan) progress.on_plan(needed.size(), bytes);
+
+  // Lock what we are about to write, in a fixed order (no deadlock between
+  // two kwheel runs), in bounded batches (bounded open files).
+  std::vector<std::pair<std::string, const TreeEntry*>> todo(needed.begin(), needed.end());
+  constexpr size_t kBatch = 256;
+  for (size_t first = 0; first < todo.size(); first += kBatch) {
+    std::vector<FileLock> locks;
+    std::vector<DownloadJob> jobs;
+    for (size_t i = first; i < std::min(todo.size(), first + kBatch); ++i) {
+      const auto& [etag, e] = todo[i];
+      locks.push_back(cache_.lock_blob(etag));
+      std::error_code ec;
+      if (fs::is_regular_file(cache_.blob(etag), ec) && fs::file_size(cache_.blob(etag), ec) == e->size) continue;  // another process won
+      fs::create_directories(cache_.blob(etag).parent_path(), ec);
+      DownloadJob job;
+      job.url = repo_url() + "/resolve/" + encode_component(commit) + "/" + encode_path(e->path);
+      job.partial = cache_.incomplete(etag);
+      job.dest = cache_.blob(etag);
+      job.size = e->size;
+      if (e->lfs_sha256) job.sha256 = *e->lfs_sha256;
+      else job.git_sha1 = e->oid;
+      job.label = "'" + e->path + "' from " + repo_id_;
+      jobs.push_back(std::move(job));
+    }
+    if (!jobs.empty()) http_.download(std::move(jobs), jobs_, progress.download);
+  }
+  for (const auto& e : entries)
+    if (e.type == "file") cache_.link_snapshot(commit, e.path, e.etag());
+  cache_.save_listing(commit, listing);
+  return files;
+}
+
+std::vector<RepoFile> HubClient::cached_files(const std::string& commit) {
+  const std::string where = "the cache (" + cache_.repo_dir().string() + ")";
+  std::vector<RepoFile> files;
+  if (auto listing = cache_.load_listing(commit)) {
+    for (const auto& j : *listing) {
+      TreeEntry e = parse_entry(j.contains("lfs") && j["lfs"].is_string()
+                                    ? json{{"type", "file"}, {"path", j["path"]}, {"size", j["size"]}, {"oid", j["oid"]}, {"lfs", {{"oid", j["lfs"]}}}}
+                                    : json{{"type", "file"}, {"path", j["path"]}, {"size", j["size"]}, {"oid", j["oid"]}},
+                                where);
+      const fs::path blob = cache_.blob(e.etag());
+      std::error_code ec;
+      if (!fs::is_regular_file(blob, ec) || fs::file_size(blob, ec) != e.size)
+        throw Error(ErrorKind::not_found, "'" + e.path + "' of '" + repo_id_ + "' at " + commit.substr(0, 12) + " is missing from " + where + "; run once without --offline");
+      files.push_back({e.path, blob, e.size, false});
+    }
+    return files;
+  }
+  // A snapshot another tool (huggingface_hub, kernels) downloaded.
+  const fs::path build = cache_.snapshot_dir(commit) / "build";
+  std::error_code ec;
+  if (!fs::is_directory(build, ec))
+    throw Error(ErrorKind::not_found, "commit " + commit.substr(0, 12) + " of '" + repo_id_ + "' is not in " + where + "; run once without --offline");
+  return list_local_repo(cache_.snapshot_dir(commit), cache_.repo_dir());
+}
+
+}  // namespace kwheel
