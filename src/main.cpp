@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   kwheel::cli::register_build(app, out, exit_code);
   kwheel::cli::register_variants(app, out, exit_code);
+  kwheel::cli::register_validate(app, out, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,9 +6,17 @@ Rounding: the exact value is rounded to the nearest integer, ties up, i.e.
 
 import torch
 
-from ._ops import ops
+from ._ops import add_op_namespace_prefix, ops
 
 __all__ = ["img2gray"]
+
+# torch.compile traces ops with fake tensors. img2gray only writes into
+# `output`, so its fake implementation has nothing to do; without one,
+# fullgraph compilation stops at the op.
+if hasattr(torch, "library") and hasattr(torch.library, "register_fake"):
+    torch.library.register_fake(add_op_namespace_prefix("img2gray"))(lambda input, output: None)
+elif hasattr(torch, "library") and hasattr(torch.library, "impl_abstract"):
+    torch.library.impl_abstract(add_op_namespace_prefix("img2gray"))(lambda input, output: None)
 
 
 def img2gray(input: torch.Tensor) -> torch.Tensor:

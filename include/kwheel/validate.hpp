@@ -1,0 +1,58 @@
+#pragma once
+// Does a wheel work? For an interpreter with torch: decide whether the wheel
+// can run there (Python, platform, torch, compute backend, C++ ABI), then
+// install it with pip into a fresh environment that still sees that
+// interpreter's torch, and run the kernel in a fresh process.
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "kwheel/wheel_reader.hpp"
+
+namespace kwheel {
+
+struct InterpreterInfo {
+  std::string executable;
+  std::string python;    // "3.11"
+  std::string implementation;
+  std::string machine;   // "x86_64"
+  std::string system;    // "linux"
+  std::string glibc;     // "2.36", empty if not glibc
+  bool has_pip = false;
+  std::optional<std::string> torch;  // "2.11.0+cu130"
+  std::optional<std::string> cuda;   // "13.0"
+  std::optional<std::string> hip;
+  std::string torch_site;            // the directory holding the torch package
+  nlohmann::json raw;
+};
+
+// Runs the interpreter once (without importing torch). Throws Error(usage)
+// when it cannot be run.
+InterpreterInfo probe_interpreter(const std::string& python);
+
+struct ValidateOptions {
+  std::string python = "python3";
+  std::string device = "auto";       // auto, cuda, cpu
+  bool keep_env = false;             // leave the environment for inspection
+  std::chrono::seconds timeout{900}; // per child process
+};
+
+struct ValidationResult {
+  std::filesystem::path wheel;
+  enum class Status { pass, fail, skip } status = Status::fail;
+  std::string reason;                // why it failed or was skipped
+  nlohmann::json details;            // what the run reported
+  nlohmann::json timings;            // seconds per phase
+};
+
+// Why this wheel cannot run with `interp` on `device`, or nullopt.
+std::optional<std::string> incompatibility(const WheelArchive& wheel, const InterpreterInfo& interp, const std::string& device);
+
+ValidationResult validate_wheel(const std::filesystem::path& wheel, const InterpreterInfo& interp, const ValidateOptions& options);
+
+const char* status_name(ValidationResult::Status status);
+nlohmann::json to_json(const ValidationResult& result);
+
+}  // namespace kwheel

@@ -1,0 +1,37 @@
+# Facts about an interpreter that decide which wheels can run in it. It
+# must not import torch (seconds); torch's version.py carries what we need.
+import importlib.util
+import json
+import os
+import platform
+import sys
+
+info = {
+    "python": "%d.%d" % sys.version_info[:2],
+    "implementation": sys.implementation.name,
+    "executable": sys.executable,
+    "machine": platform.machine(),
+    "system": platform.system().lower(),
+    "glibc": "",
+    "has_pip": importlib.util.find_spec("pip") is not None,
+}
+try:
+    libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    if libc.startswith("glibc "):
+        info["glibc"] = libc.split()[1]
+except (AttributeError, ValueError, OSError):
+    pass
+spec = importlib.util.find_spec("torch")
+if spec and spec.origin:
+    pkg = os.path.dirname(spec.origin)
+    info["torch_site"] = os.path.dirname(pkg)
+    ns = {}
+    try:
+        with open(os.path.join(pkg, "version.py")) as f:
+            exec(compile(f.read(), "torch/version.py", "exec"), ns)
+        info["torch"] = str(ns.get("__version__", ""))
+        info["cuda"] = ns.get("cuda")
+        info["hip"] = ns.get("hip")
+    except OSError as e:
+        info["torch_error"] = "cannot read torch/version.py: %s" % e
+print(json.dumps(info))
