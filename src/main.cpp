@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   kwheel::cli::register_build(app, out, exit_code);
   kwheel::cli::register_variants(app, out, exit_code);
   kwheel::cli::register_validate(app, out, exit_code);
+  kwheel::cli::register_inspect(app, out, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <fstream>
 #include <set>
 
 #include "kwheel/digest.hpp"
@@ -97,6 +98,19 @@ std::string WheelArchive::read(const std::string& member, uint64_t max_bytes) co
   zip_int64_t got = zip_fread(f.get(), data.data(), st.size);
   if (got < 0 || static_cast<uint64_t>(got) != st.size) throw Error(ErrorKind::input, where + ": truncated or corrupt");
   return data;
+}
+
+void WheelArchive::extract(const std::string& member, const std::filesystem::path& dest) const {
+  const std::string where = "wheel '" + path_.filename().string() + "', member '" + member + "'";
+  std::unique_ptr<zip_file_t, decltype(&zip_fclose)> f(zip_fopen(zip_.get(), member.c_str(), 0), &zip_fclose);
+  if (!f) throw Error(ErrorKind::input, where + ": " + zip_strerror(zip_.get()));
+  std::ofstream out(dest, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(ErrorKind::io, "cannot write '" + dest.string() + "'");
+  std::vector<char> buf(1 << 16);
+  zip_int64_t n;
+  while ((n = zip_fread(f.get(), buf.data(), buf.size())) > 0) out.write(buf.data(), n);
+  if (n < 0) throw Error(ErrorKind::input, where + ": corrupt in the archive (CRC or deflate error)");
+  if (!out.flush()) throw Error(ErrorKind::io, "cannot write '" + dest.string() + "'");
 }
 
 std::string WheelArchive::field(const std::string& name) const {

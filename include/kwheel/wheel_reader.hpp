@@ -35,6 +35,8 @@ class WheelArchive {
   std::vector<std::string> members() const;
   // Reads a member whole; refuses members larger than max_bytes.
   std::string read(const std::string& member, uint64_t max_bytes = 16 << 20) const;
+  // Streams a member into a file (bounded memory, whatever its size).
+  void extract(const std::string& member, const std::filesystem::path& dest) const;
   const std::string& metadata_text() const { return metadata_; }
   const MetadataFields& metadata() const { return fields_; }
   std::string field(const std::string& name) const;  // first value or ""

@@ -23,5 +23,6 @@ void add_output_flags(CLI::App* sub, Output& out);
 void register_build(CLI::App& app, Output& out, int& exit_code);
 void register_variants(CLI::App& app, Output& out, int& exit_code);
 void register_validate(CLI::App& app, Output& out, int& exit_code);
+void register_inspect(CLI::App& app, Output& out, int& exit_code);
 
 }  // namespace kwheel::cli

@@ -1,0 +1,30 @@
+#pragma once
+// The platform evidence of a wheel or a shared object: what its ELF files
+// need (symbol versions per library, external libraries), which manylinux
+// policy that satisfies, and its abi3 status.
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "kwheel/manylinux.hpp"
+
+namespace kwheel {
+
+struct InspectOptions {
+  std::set<std::string> allowed_external;
+  std::string backend;  // "" accepts any backend's torch libraries
+};
+
+struct Inspection {
+  std::string kind;                 // "wheel" or "shared object"
+  std::vector<std::string> files;   // the ELF members inspected
+  std::string current_tags;         // the wheel's platform tags, "" for a .so
+  bool tagged_abi3 = false;
+  ManylinuxReport report;
+};
+
+// Throws Error(input) for a file that is neither a wheel nor an ELF object,
+// or a wheel that holds no ELF file.
+Inspection inspect_path(const std::filesystem::path& path, const InspectOptions& options);
+
+}  // namespace kwheel

@@ -1,0 +1,59 @@
+#include <iostream>
+
+#include "cli.hpp"
+#include "kwheel/error.hpp"
+#include "kwheel/inspect.hpp"
+
+namespace kwheel::cli {
+
+namespace {
+
+struct InspectArgs {
+  std::string path;
+  std::vector<std::string> allow_external;
+};
+
+void print_libs(const char* title, const std::vector<NeededLibrary>& libs) {
+  if (libs.empty()) return;
+  std::cout << title << ":\n";
+  for (const auto& l : libs) std::cout << "  " << l.soname << (l.reason.empty() ? "" : "  (" + l.reason + ")") << "\n";
+}
+
+}  // namespace
+
+void register_inspect(CLI::App& app, Output& out, int& exit_code) {
+  auto args = std::make_shared<InspectArgs>();
+  auto* sub = app.add_subcommand("inspect", "Show the platform evidence of a wheel or .so: symbol versions, external libraries, manylinux policy, abi3");
+  sub->add_option("file", args->path, "A .whl or a shared object")->required();
+  sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy (repeatable)");
+  add_output_flags(sub, out);
+  sub->callback([args, &out, &exit_code] {
+    InspectOptions o;
+    o.allowed_external.insert(args->allow_external.begin(), args->allow_external.end());
+    Inspection in = inspect_path(args->path, o);
+    const auto& r = in.report;
+    if (out.json) {
+      nlohmann::json j = r;
+      out.emit_json({{"file", args->path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
+                     {"ok", r.ok()}, {"manylinux", j}});
+    } else {
+      std::cout << args->path << " (" << in.kind << ", " << r.arch << ")\n";
+      for (const auto& lib : r.libraries) {
+        std::cout << "  " << lib.file << "\n";
+        for (const auto& [family, v] : lib.max_versions) std::cout << "    needs " << family << "_" << v << "\n";
+      }
+      std::cout << "policy: " << r.platform_tag << (r.reason.empty() ? "" : "  because " + r.reason) << "\n";
+      if (!in.current_tags.empty()) std::cout << "tagged: " << in.current_tags << "\n";
+      print_libs("torch-provided libraries", r.torch_provided);
+      print_libs("external libraries (not allowed)", r.external);
+      print_libs("external libraries (allowed)", r.allowed_external);
+      std::cout << "abi3: " << to_string(r.abi3.status);
+      for (const auto& v : r.abi3.non_stable) std::cout << "\n  non-stable: " << v.symbol << " in " << v.file;
+      std::cout << "\n";
+      for (const auto& p : r.problems) std::cout << "problem: " << p << "\n";
+    }
+    exit_code = r.ok() ? 0 : static_cast<int>(ErrorKind::policy);
+  });
+}
+
+}  // namespace kwheel::cli

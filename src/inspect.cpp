@@ -1,0 +1,69 @@
+#include "kwheel/inspect.hpp"
+
+#include <stdlib.h>
+
+#include "kwheel/error.hpp"
+#include "kwheel/wheel_reader.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool looks_shared(const std::string& name) { return name.ends_with(".so") || name.find(".so.") != std::string::npos; }
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+}  // namespace
+
+Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
+  Inspection out;
+  std::vector<ElfInfo> elves;
+  std::string arch;
+  if (path.extension() == ".whl") {
+    out.kind = "wheel";
+    WheelArchive wheel(path);
+    out.current_tags = join(wheel.filename().platform, ".");
+    for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
+    std::string tmpl = (fs::temp_directory_path() / "kwheel-inspect-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::io, "cannot create a temporary directory");
+    struct Cleanup {
+      fs::path p;
+      ~Cleanup() {
+        std::error_code ec;
+        fs::remove_all(p, ec);
+      }
+    } cleanup{tmpl};
+    size_t i = 0;
+    for (const auto& m : wheel.members()) {
+      if (!looks_shared(m)) continue;
+      const fs::path tmp = fs::path(tmpl) / std::to_string(i++);
+      wheel.extract(m, tmp);
+      if (!is_elf_file(tmp)) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
+      ElfInfo e = read_elf(tmp);
+      e.name = m;  // report the member, not our temp file
+      elves.push_back(std::move(e));
+      out.files.push_back(m);
+    }
+    if (elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' holds no shared object; a pure-Python wheel needs no platform evidence");
+  } else {
+    out.kind = "shared object";
+    if (!fs::is_regular_file(path)) throw Error(ErrorKind::not_found, "'" + path.string() + "' does not exist");
+    if (!is_elf_file(path)) throw Error(ErrorKind::input, "'" + path.string() + "' is neither a .whl nor an ELF shared object");
+    elves.push_back(read_elf(path));
+    out.files.push_back(path.filename().string());
+  }
+  ManylinuxOptions mo;
+  mo.arch = elves.front().machine;
+  mo.backend = options.backend;
+  mo.allowed_external = options.allowed_external;
+  mo.require_abi3 = out.tagged_abi3;
+  out.report = assess_manylinux(elves, mo);
+  return out;
+}
+
+}  // namespace kwheel
