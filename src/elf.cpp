@@ -490,6 +490,20 @@ void read_dynamic(Image& img, const Layout& l, ElfInfo& info) {
     switch (tag) {
       case DT_NULL:
         return;
+      // The loader trusts these counts, not the section headers; a file
+      // whose sections under-state them would hide version needs from us.
+      case DT_VERNEEDNUM:
+        if (l.verneed && val != l.verneed_count) {
+          img.fail("DT_VERNEEDNUM is " + std::to_string(val) + " but the version needs section declares " +
+                   std::to_string(l.verneed_count));
+        }
+        break;
+      case DT_VERDEFNUM:
+        if (l.verdef && val != l.verdef_count) {
+          img.fail("DT_VERDEFNUM is " + std::to_string(val) + " but the version definitions section declares " +
+                   std::to_string(l.verdef_count));
+        }
+        break;
       case DT_NEEDED:
         info.needed.push_back(img.str(l.dynstr, val, "DT_NEEDED"));
         break;
@@ -776,6 +790,15 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
   // Stripped-to-the-bone objects (sstrip) have no section headers; the
   // loader only needs PT_DYNAMIC, so neither do we.
   const Layout layout = has_dynamic_sections ? layout_from_sections(img, sections) : layout_from_segments(img, segments);
+  // Section headers are advisory to the loader; if they point the dynamic
+  // array somewhere other than PT_DYNAMIC, what we read is not what runs.
+  if (has_dynamic_sections && layout.dynamic) {
+    for (const Segment& s : segments) {
+      if (s.type == PT_DYNAMIC && s.offset != layout.dynamic->off) {
+        img.fail("dynamic section at " + hex(layout.dynamic->off) + " is not the PT_DYNAMIC segment at " + hex(s.offset));
+      }
+    }
+  }
 
   read_dynamic(img, layout, info);
   std::unordered_map<std::uint16_t, VersionRef> versions;

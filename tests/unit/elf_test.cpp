@@ -325,8 +325,12 @@ TEST(ElfMalformed, VerneedChainsCannotLoopOrOverrun) {
   poke<std::uint32_t>(b, vn.offset + 12, 0);
   expect_error_containing(b, "end after 1 of");
 
-  b = good;  // huge declared count
+  b = good;  // huge declared count, consistently in the section and DT_VERNEEDNUM
   poke<std::uint32_t>(b, vn.header_off + 44, 0x7fffffffu);  // sh_info
+  const Shdr64 dyn = section64(b, kShtDynamic);
+  for (std::uint64_t off = dyn.offset; off < dyn.offset + dyn.size; off += 16) {
+    if (peek<std::int64_t>(b, off) == 0x6fffffff) poke<std::uint64_t>(b, off + 8, 0x7fffffffu);
+  }
   expect_error_containing(b, "claim");
 
   b = good;  // huge vn_cnt
@@ -342,6 +346,18 @@ TEST(ElfMalformed, VerneedChainsCannotLoopOrOverrun) {
   b = good;
   poke<std::uint16_t>(b, vn.offset, 7);  // vn_version
   expect_error_containing(b, "vn_version");
+
+  b = good;  // section header under-states the count the loader will use
+  poke<std::uint32_t>(b, vn.header_off + 44, vn.info - 1);
+  expect_error_containing(b, "DT_VERNEEDNUM");
+}
+
+TEST(ElfMalformed, SectionHeadersMustAgreeWithTheLoadersView) {
+  TempDir d;
+  auto b = read_bytes(build_c(d, "libv.so", kVersioned, "-lm"));
+  const Shdr64 dyn = section64(b, kShtDynamic);
+  poke<std::uint64_t>(b, dyn.header_off + 24, dyn.offset + 16);  // sh_offset
+  expect_error_containing(b, "is not the PT_DYNAMIC segment");
 }
 
 // A deterministic mini-fuzz in the unit suite: random byte edits of a real
