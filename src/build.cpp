@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "kwheel/core_metadata.hpp"
+#include "kwheel/elf.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/manylinux.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/variant.hpp"
 
@@ -38,6 +40,47 @@ std::string describe(const std::string& name, const Variant& v) {
   return "Build variant `" + v.str() + "` of the " + name +
          " kernel, packaged as a wheel by kwheel.\n\nImport it with `import " + wheel_name_component(name) +
          "`; it needs the torch and compute backend named in this wheel's local version label.\n";
+}
+
+bool is_shared_object(const std::string& path) {
+  return path.ends_with(".so") || path.find(".so.") != std::string::npos;
+}
+
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// The platform tag a Linux variant may claim, read from its ELF files the
+// way auditwheel reads them: symbol versions, needed libraries, machine.
+// A claim the evidence contradicts is an Error(policy) naming the symbol.
+ManylinuxReport platform_evidence(const Variant& variant, const PlannedWheel& plan, const BuildOptions& o) {
+  std::vector<ElfInfo> elves;
+  for (const auto& m : plan.contents.members) {
+    if (!is_shared_object(m.archive_path)) continue;
+    if (!is_elf_file(m.source))
+      throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not an ELF shared object; the build is broken or the file is not what its name says");
+    ElfInfo e = read_elf(m.source);
+    e.name = m.archive_path;
+    elves.push_back(std::move(e));
+  }
+  ManylinuxOptions mo;
+  mo.arch = variant.cpu == "arm64" ? "aarch64" : variant.cpu;
+  mo.backend = variant.backend.name();
+  if (o.tags.manylinux != "auto") mo.requested = "manylinux_" + o.tags.manylinux;
+  mo.allowed_external = o.allowed_external;
+  mo.require_abi3 = plan.tags.abi == "abi3";
+  ManylinuxReport r = assess_manylinux(elves, mo);
+  if (!r.ok())
+    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': " + r.problems.front() +
+                                       (r.problems.size() > 1 ? " (and " + std::to_string(r.problems.size() - 1) + " more problem(s); see kwheel inspect)" : ""));
+  return r;
 }
 
 }  // namespace
@@ -89,9 +132,6 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
                "; pass --name to choose the package");
   }
 
-  const std::string dist = wheel_name_component(o.name);
-  plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
-  plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
   for (const auto& f : input.files) {
     if (!f.path.starts_with(plan.package + "/")) {
       plan.ignored.push_back(f.path);
@@ -99,6 +139,14 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
     }
     plan.contents.members.push_back({f.path, f.source, f.size, f.executable});
   }
+  if (!variant.is_noarch() && variant.os == "linux") {
+    ManylinuxReport evidence = platform_evidence(variant, plan, o);
+    plan.tags.platforms = split_dots(evidence.compressed_tag);
+    plan.platform = evidence;
+  }
+  const std::string dist = wheel_name_component(o.name);
+  plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
+  plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
   CoreMetadata md;
   md.name = o.name;
   md.version = plan.version;
@@ -144,6 +192,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
         r.version = plan.version;
         r.package = plan.package;
         r.ignored = plan.ignored;
+        r.platform = plan.platform;
         staged[i] = stage_wheel(plan.contents, o.out_dir / plan.filename, o.write);
         r.wheel = staged[i].info.path;
         r.sha256 = staged[i].info.sha256;
@@ -152,6 +201,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
       } catch (const Error& e) {
         r.status = VariantResult::Status::failed;
         r.error = e.what();
+        r.exit_code = e.exit_code();
       }
     }
   };
@@ -171,6 +221,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
     if (!fresh) {
       r.status = VariantResult::Status::failed;
       r.error = "variant '" + r.variant + "' gives the same wheel name as '" + it->second + "' (" + r.wheel.filename().string() + ")";
+      r.exit_code = static_cast<int>(ErrorKind::input);
     }
   }
   if (!report.ok()) return report;  // staged temp files are removed here
@@ -192,6 +243,10 @@ nlohmann::json to_json(const VariantResult& r) {
     j["tags"] = r.tags.expanded();
     j["requires_dist"] = r.tags.requires_dist;
     if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
+    if (!r.platform.is_null()) {
+      j["platform"] = {{"tag", r.platform["platform_tag"]}, {"policy", r.platform["policy"]}, {"reason", r.platform["reason"]},
+                       {"torch_provided", r.platform["torch_provided"]}, {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
+    }
   }
   return j;
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct BuildOptions {
   WriteOptions write;
   std::filesystem::path out_dir = "dist";
   std::vector<std::string> variant_globs;  // fnmatch patterns; empty = all
+  std::set<std::string> allowed_external;  // sonames a kernel may need beyond the policy
   unsigned jobs = 0;                // 0 = hardware concurrency
 };
 
@@ -29,6 +31,7 @@ struct VariantResult {
   std::string variant;
   enum class Status { built, failed, filtered } status = Status::failed;
   std::string error;                // one line, when failed
+  int exit_code = 0;                // the failure's ErrorKind, for the CLI
   std::string package;              // top-level package directory used
   std::filesystem::path wheel;
   std::string sha256;
@@ -36,6 +39,7 @@ struct VariantResult {
   WheelTags tags;
   std::string version;              // full version, local label included
   std::vector<std::string> ignored; // variant files not under the package
+  nlohmann::json platform;          // the manylinux evidence and decision (linux variants)
 };
 
 struct BuildReport {
@@ -58,6 +62,7 @@ struct PlannedWheel {
   std::string version;
   std::string package;
   std::vector<std::string> ignored;
+  nlohmann::json platform;          // why the platform tag is what it is
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
 

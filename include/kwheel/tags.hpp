@@ -12,7 +12,10 @@ namespace kwheel {
 
 struct TagOptions {
   std::string min_python = "3.9";   // cp39-abi3 for native variants
-  std::string manylinux = "2_28";   // glibc floor for linux platform tags
+  // glibc floor of linux platform tags: "auto" lets the ELF evidence decide
+  // (the build fills WheelTags::platforms); "2_28" claims that policy and
+  // the build fails if the evidence needs a newer one.
+  std::string manylinux = "auto";
 };
 
 struct WheelTags {

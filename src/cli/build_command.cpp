@@ -20,7 +20,8 @@ struct BuildArgs {
   std::string out = "dist";
   std::vector<std::string> variants;
   std::string min_python = "3.9";
-  std::string manylinux = "2_28";
+  std::string manylinux = "auto";
+  std::vector<std::string> allow_external;
   int compression_level = 6;
   unsigned jobs = 0;
 };
@@ -39,8 +40,12 @@ void print_table(const BuildReport& report) {
   std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "VARIANT" << std::setw(9) << "STATUS" << "WHEEL / REASON\n";
   for (const auto& v : report.variants) {
     std::cout << std::setw(static_cast<int>(w) + 2) << v.variant << std::setw(9) << status_name(v.status);
-    if (v.status == VariantResult::Status::built)
+    if (v.status == VariantResult::Status::built) {
       std::cout << v.wheel.filename().string() << " (" << human_size(v.size) << ")";
+      if (!v.platform.is_null() && !v.platform.value("reason", std::string()).empty())
+        std::cout << "\n" << std::string(w + 11, ' ') << "tag " << v.platform["platform_tag"].get<std::string>() << ": "
+                  << v.platform["reason"].get<std::string>();
+    }
     else if (v.status == VariantResult::Status::failed)
       std::cout << v.error;
     else
@@ -78,7 +83,10 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
   sub->add_option("--variant", args->variants, "Only variants matching this glob (repeatable)");
   sub->add_option("--min-python", args->min_python, "Oldest Python the abi3 wheels support")->capture_default_str();
-  sub->add_option("--manylinux", args->manylinux, "glibc floor of the manylinux tag, e.g. 2_28")->capture_default_str();
+  sub->add_option("--manylinux", args->manylinux,
+                  "Linux platform tag: auto (the oldest policy the .so files satisfy) or 2_N to claim manylinux_2_N and fail if the evidence needs newer")
+      ->capture_default_str();
+  sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy and torch (repeatable)");
   sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str();
   sub->add_option("-j,--jobs", args->jobs, "Parallel downloads and wheel writers (default: 8 downloads, one writer per CPU)");
   add_output_flags(sub, out);
@@ -98,6 +106,7 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
     o.variant_globs = a.variants;
     o.tags.min_python = a.min_python;
     o.tags.manylinux = a.manylinux;
+    o.allowed_external.insert(a.allow_external.begin(), a.allow_external.end());
     o.write.compression_level = a.compression_level;
     o.write.source_date_epoch = source_date_epoch_from_env();
     o.jobs = a.jobs;
@@ -118,7 +127,9 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
       if (report.committed) out.info("wrote " + std::to_string(built) + " wheel(s) to " + o.out_dir.string() + "/");
       else out.warn("no wheel was written: fix the variants marked failed (or select others with --variant)");
     }
-    exit_code = report.ok() ? 0 : static_cast<int>(ErrorKind::input);
+    exit_code = 0;
+    for (const auto& v : report.variants)
+      if (v.status == VariantResult::Status::failed && !exit_code) exit_code = v.exit_code ? v.exit_code : static_cast<int>(ErrorKind::input);
   });
 }
 
