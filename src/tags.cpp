@@ -8,7 +8,7 @@ namespace kwheel {
 namespace {
 
 std::string python_tag(const std::string& min_python) {
-  static const std::regex re(R"(^3\.([0-9]{1,2})$)");
+  static const std::regex re(R"(^3\.([1-9][0-9]?)$)");  // no leading zero: 3.09 is not cp39
   std::smatch m;
   if (!std::regex_match(min_python, m, re) || std::stoi(m[1]) < 2)
     throw Error(ErrorKind::usage, "--min-python '" + min_python + "': expected 3.N with N >= 2, e.g. 3.9");
@@ -41,7 +41,7 @@ std::string local_label(const Variant& v) {
 
 std::string platform_tag(const Variant& v, const std::string& manylinux) {
   if (v.os == "linux") {
-    static const std::regex re(R"(^2_([0-9]{1,3})$)");
+    static const std::regex re(R"(^2_([1-9][0-9]{0,2})$)");
     if (!std::regex_match(manylinux, re))
       throw Error(ErrorKind::usage, "--manylinux '" + manylinux + "': expected 2_N, e.g. 2_28");
     return "manylinux_" + manylinux + "_" + linux_cpu(v.cpu);
@@ -62,7 +62,9 @@ WheelTags compute_tags(const Variant& v, const TagOptions& o) {
   } else {
     t.python = python_tag(o.min_python);
     t.abi = "abi3";
-    t.platforms = {platform_tag(v, o.manylinux)};
+    // "auto": the build reads the variant's ELF files and picks the policy
+    // they satisfy (build.cpp); nothing can be claimed before that.
+    if (!(v.os == "linux" && o.manylinux == "auto")) t.platforms = {platform_tag(v, o.manylinux)};
     switch (v.framework) {
       case Framework::torch: t.requires_dist = "torch==" + v.framework_version.str() + ".*"; break;
       // The stable ABI outlives a torch release; which torch first offers a
