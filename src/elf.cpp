@@ -243,6 +243,8 @@ Header read_header(Image& img, ElfInfo& info) {
 
 Section read_section(Image& img, const Header& h, std::uint64_t index) {
   const std::uint64_t off = img.add(h.shoff, img.mul(index, h.shentsize, "section header offset"), "section header offset");
+  // Checked whole first, so the field offsets below cannot wrap.
+  img.region(off, h.shentsize, "section header " + std::to_string(index));
   Section s;
   if (img.is64) {
     s.type = img.get<std::uint32_t>(off + 4, "sh_type");
@@ -718,7 +720,9 @@ void read_symbols(Image& img, const Layout& l, ElfInfo& info,
 class MappedFile {
  public:
   explicit MappedFile(const std::filesystem::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO named like a library must not hang the open; it is
+    // rejected as not-a-regular-file right after.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw Error(ErrorKind::io, path.string() + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
@@ -765,7 +769,7 @@ bool has_elf_magic(std::span<const std::byte> head) {
 }
 
 bool is_elf_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   std::byte head[4];
   const ssize_t n = ::pread(fd, head, sizeof head, 0);

@@ -1,6 +1,7 @@
 #include "kwheel/elf.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -250,6 +251,9 @@ TEST(ElfMalformed, NotElfEmptyMissingAndDirectory) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::input);
   }
+  ASSERT_EQ(::mkfifo((d / "fifo.so").c_str(), 0600), 0);
+  EXPECT_THROW(read_elf(d / "fifo.so"), Error);  // must not block waiting for a writer
+  EXPECT_FALSE(is_elf_file(d / "fifo.so"));
 }
 
 TEST(ElfMalformed, EveryTruncationIsAnErrorNotACrash) {
