@@ -1,13 +1,17 @@
 #include "kwheel/build.hpp"
 
 #include <fnmatch.h>
+#include <sys/stat.h>
 
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "kwheel/atomic_file.hpp"
 #include "kwheel/core_metadata.hpp"
+#include "kwheel/digest.hpp"
 #include "kwheel/elf.hpp"
 #include "kwheel/error.hpp"
 #include "kwheel/manylinux.hpp"
@@ -83,7 +87,60 @@ ManylinuxReport platform_evidence(const Variant& variant, const PlannedWheel& pl
   return r;
 }
 
+std::string stat_identity(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return "missing";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+fs::path state_path(const fs::path& wheel) { return wheel.parent_path() / ".kwheel" / (wheel.filename().string() + ".json"); }
+
+// The wheel in out_dir, if kwheel wrote it from exactly these inputs and it
+// has not been touched since (same identity as recorded right after writing).
+std::optional<nlohmann::json> reusable(const fs::path& wheel, const std::string& fingerprint) {
+  std::ifstream in(state_path(wheel));
+  if (!in) return std::nullopt;
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("fingerprint", "") != fingerprint ||
+      j.value("wheel_identity", "") != stat_identity(wheel) || !j.contains("sha256") || !j.contains("size"))
+    return std::nullopt;
+  return j;
+}
+
+void record_state(const fs::path& wheel, const std::string& fingerprint, const std::string& sha256, uint64_t size) {
+  std::error_code ec;
+  fs::create_directories(state_path(wheel).parent_path(), ec);
+  if (ec) return;  // only an optimisation: the next build rewrites the wheel
+  nlohmann::json j{{"fingerprint", fingerprint}, {"wheel_identity", stat_identity(wheel)}, {"sha256", sha256}, {"size", size}};
+  try {
+    write_file_atomic(state_path(wheel), j.dump() + "\n");
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
+
+std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& o) {
+  Hasher h;
+  auto field = [&](const std::string& v) {
+    h.update(v);
+    h.update(std::string_view("\0", 1));
+  };
+  field(std::string("kwheel ") + KWHEEL_VERSION);
+  field(std::to_string(o.write.compression_level));
+  field(o.write.source_date_epoch ? std::to_string(*o.write.source_date_epoch) : "default-epoch");
+  field(plan.filename);
+  field(plan.contents.metadata);
+  field(plan.contents.wheel);
+  for (const auto& m : plan.contents.members) {
+    field(m.archive_path);
+    field(m.executable ? "x" : "-");
+    field(stat_identity(m.source));
+  }
+  return to_hex(h.finish());
+}
 
 bool BuildReport::ok() const {
   for (const auto& v : variants)
@@ -181,6 +238,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
   if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
 
   std::vector<StagedWheel> staged(variants.size());
+  std::vector<std::string> fingerprints(variants.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
@@ -193,10 +251,17 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
         r.package = plan.package;
         r.ignored = plan.ignored;
         r.platform = plan.platform;
-        staged[i] = stage_wheel(plan.contents, o.out_dir / plan.filename, o.write);
-        r.wheel = staged[i].info.path;
-        r.sha256 = staged[i].info.sha256;
-        r.size = staged[i].info.size;
+        r.wheel = o.out_dir / plan.filename;
+        fingerprints[i] = input_fingerprint(plan, o);
+        if (auto state = o.reuse ? reusable(r.wheel, fingerprints[i]) : std::nullopt) {
+          r.sha256 = (*state)["sha256"];
+          r.size = (*state)["size"];
+          r.reused = true;
+        } else {
+          staged[i] = stage_wheel(plan.contents, r.wheel, o.write);
+          r.sha256 = staged[i].info.sha256;
+          r.size = staged[i].info.size;
+        }
         r.status = VariantResult::Status::built;
       } catch (const Error& e) {
         r.status = VariantResult::Status::failed;
@@ -225,7 +290,12 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
     }
   }
   if (!report.ok()) return report;  // staged temp files are removed here
-  for (auto i : todo) staged[i].commit();
+  for (auto i : todo) {
+    auto& r = report.variants[i];
+    if (r.reused) continue;
+    staged[i].commit();
+    record_state(r.wheel, fingerprints[i], r.sha256, r.size);
+  }
   report.committed = true;
   return report;
 }
@@ -242,6 +312,7 @@ nlohmann::json to_json(const VariantResult& r) {
     j["package"] = r.package;
     j["tags"] = r.tags.expanded();
     j["requires_dist"] = r.tags.requires_dist;
+    j["reused"] = r.reused;
     if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
     if (!r.platform.is_null()) {
       j["platform"] = {{"tag", r.platform["platform_tag"]}, {"policy", r.platform["policy"]}, {"reason", r.platform["reason"]},

@@ -25,6 +25,10 @@ struct BuildOptions {
   std::vector<std::string> variant_globs;  // fnmatch patterns; empty = all
   std::set<std::string> allowed_external;  // sonames a kernel may need beyond the policy
   unsigned jobs = 0;                // 0 = hardware concurrency
+  // Keep a wheel already in out_dir whose inputs (member files, metadata,
+  // options, kwheel version) are unchanged since kwheel wrote it: builds are
+  // reproducible, so rewriting it would give the same bytes.
+  bool reuse = true;
 };
 
 struct VariantResult {
@@ -40,6 +44,7 @@ struct VariantResult {
   std::string version;              // full version, local label included
   std::vector<std::string> ignored; // variant files not under the package
   nlohmann::json platform;          // the manylinux evidence and decision (linux variants)
+  bool reused = false;              // an up-to-date wheel in out_dir was kept
 };
 
 struct BuildReport {
@@ -65,6 +70,11 @@ struct PlannedWheel {
   nlohmann::json platform;          // why the platform tag is what it is
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
+
+// Identifies everything that determines a wheel's bytes: member files (by
+// device, inode, size, mtime and ctime, which any write changes), their
+// archive paths and modes, METADATA, WHEEL, write options, kwheel version.
+std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& options);
 
 nlohmann::json to_json(const VariantResult& result);
 nlohmann::json to_json(const BuildReport& report);

@@ -24,6 +24,7 @@ struct BuildArgs {
   std::vector<std::string> allow_external;
   int compression_level = 6;
   unsigned jobs = 0;
+  bool no_reuse = false;
 };
 
 std::string human_size(uint64_t n) {
@@ -41,7 +42,7 @@ void print_table(const BuildReport& report) {
   for (const auto& v : report.variants) {
     std::cout << std::setw(static_cast<int>(w) + 2) << v.variant << std::setw(9) << status_name(v.status);
     if (v.status == VariantResult::Status::built) {
-      std::cout << v.wheel.filename().string() << " (" << human_size(v.size) << ")";
+      std::cout << v.wheel.filename().string() << " (" << human_size(v.size) << (v.reused ? ", unchanged" : "") << ")";
       if (!v.platform.is_null() && !v.platform.value("reason", std::string()).empty())
         std::cout << "\n" << std::string(w + 11, ' ') << "tag " << v.platform["platform_tag"].get<std::string>() << ": "
                   << v.platform["reason"].get<std::string>();
@@ -89,6 +90,7 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy and torch (repeatable)");
   sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str();
   sub->add_option("-j,--jobs", args->jobs, "Parallel downloads and wheel writers (default: 8 downloads, one writer per CPU)");
+  sub->add_flag("--no-reuse", args->no_reuse, "Rewrite every wheel, even one already in --out from unchanged inputs");
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
     auto& a = *args;
@@ -110,6 +112,7 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
     o.write.compression_level = a.compression_level;
     o.write.source_date_epoch = source_date_epoch_from_env();
     o.jobs = a.jobs;
+    o.reuse = !a.no_reuse;
 
     auto variants = group_variants(fetch_source(src, src_args, out));
     const bool existed = fs::exists(o.out_dir);
