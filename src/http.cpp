@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +42,9 @@ struct MultiFree {
 struct UrlFree {
   void operator()(CURLU* u) const noexcept { curl_url_cleanup(u); }
 };
+struct MimeFree {
+  void operator()(curl_mime* m) const noexcept { curl_mime_free(m); }
+};
 struct CurlStrFree {
   void operator()(char* s) const noexcept { curl_free(s); }
 };
@@ -49,6 +53,7 @@ using Slist = std::unique_ptr<curl_slist, SlistFree>;
 using Multi = std::unique_ptr<CURLM, MultiFree>;
 using Url = std::unique_ptr<CURLU, UrlFree>;
 using CurlStr = std::unique_ptr<char, CurlStrFree>;
+using Mime = std::unique_ptr<curl_mime, MimeFree>;
 
 class Fd {
  public:
@@ -147,8 +152,17 @@ void configure(CURL* c, const HttpOptions& o, const std::string& url, curl_slist
 }
 
 Slist auth_headers(const HttpOptions& o, const std::string& url, std::vector<std::string> extra = {}) {
-  if (!o.token.empty() && o.auth_origin && url_origin(url) == *o.auth_origin)
-    extra.push_back("Authorization: Bearer " + o.token.reveal());
+  if (!o.token.empty() && o.auth_origin && url_origin(url) == *o.auth_origin) {
+    if (o.username.empty()) {
+      extra.push_back("Authorization: Bearer " + o.token.reveal());
+    } else {
+      const std::string pair = o.username + ":" + o.token.reveal();
+      std::string b64(4 * ((pair.size() + 2) / 3) + 1, '\0');
+      int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), reinterpret_cast<const unsigned char*>(pair.data()), static_cast<int>(pair.size()));
+      b64.resize(static_cast<size_t>(std::max(n, 0)));
+      extra.push_back("Authorization: Basic " + b64);
+    }
+  }
   curl_slist* list = nullptr;
   for (const auto& h : extra) {
     curl_slist* next = curl_slist_append(list, h.c_str());
@@ -229,7 +243,7 @@ std::string encode_path(const std::string& path) {
 HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) { global_init(); }
 HttpClient::~HttpClient() = default;
 
-HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max_body) {
+HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max_body, const std::vector<std::string>& extra_headers) {
   std::string last_problem;
   for (unsigned attempt = 0; attempt < std::max(1u, options_.max_attempts); ++attempt) {
     std::string url = start_url;
@@ -242,7 +256,7 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
       Easy easy(curl_easy_init());
       if (!easy) throw std::bad_alloc();
       char errbuf[CURL_ERROR_SIZE] = {0};
-      Slist headers = auth_headers(options_, url);
+      Slist headers = auth_headers(options_, url, extra_headers);
       configure(easy.get(), options_, url, headers.get(), errbuf);
       HttpResponse resp;
       bool too_big = false;
@@ -300,6 +314,78 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
   }
   throw Error(ErrorKind::network, "giving up on " + start_url + " after " + std::to_string(options_.max_attempts) +
                                       " attempts: " + last_problem + "; check the endpoint and try again later");
+}
+
+HttpResponse HttpClient::post_multipart(const std::string& url, const std::vector<FormPart>& parts, size_t max_body) {
+  std::string last_problem;
+  for (unsigned attempt = 0; attempt < std::max(1u, options_.max_attempts); ++attempt) {
+    Easy easy(curl_easy_init());
+    if (!easy) throw std::bad_alloc();
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    // No "Expect: 100-continue": some index servers never answer it.
+    Slist headers = auth_headers(options_, url, {"Expect:"});
+    configure(easy.get(), options_, url, headers.get(), errbuf);
+    Mime mime(curl_mime_init(easy.get()));
+    if (!mime) throw std::bad_alloc();
+    for (const auto& p : parts) {
+      curl_mimepart* part = curl_mime_addpart(mime.get());
+      if (!part) throw std::bad_alloc();
+      curl_mime_name(part, p.name.c_str());
+      if (!p.file.empty()) {
+        if (curl_mime_filedata(part, p.file.c_str()) != CURLE_OK)
+          throw Error(ErrorKind::io, "cannot read '" + p.file.string() + "' for upload");
+        curl_mime_filename(part, (p.filename.empty() ? p.file.filename().string() : p.filename).c_str());
+        curl_mime_type(part, p.content_type.empty() ? "application/octet-stream" : p.content_type.c_str());
+      } else {
+        curl_mime_data(part, p.value.data(), p.value.size());
+      }
+    }
+    curl_easy_setopt(easy.get(), CURLOPT_MIMEPOST, mime.get());
+    HttpResponse resp;
+    struct Sink {
+      HttpResponse* r;
+      size_t max;
+    } sink{&resp, max_body};
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+      auto* s = static_cast<Sink*>(ud);
+      if (s->r->body.size() < s->max) s->r->body.append(p, std::min(n, s->max - s->r->body.size()));
+      return n;  // the rest of an oversized answer is dropped, not an error
+    });
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERDATA, &resp);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+      auto* r = static_cast<HttpResponse*>(ud);
+      std::string_view line(p, n);
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+      if (line.starts_with("HTTP/")) {  // "HTTP/1.1 409 Conflict": keep the reason phrase
+        size_t sp1 = line.find(' ');
+        size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+        r->reason = sp2 == std::string_view::npos ? std::string() : std::string(line.substr(sp2 + 1));
+      }
+      add_header_line(r->headers, line);
+      return n;
+    });
+    ++stats_.requests;
+    CURLcode rc = curl_easy_perform(easy.get());
+    std::string retry_after;
+    if (rc != CURLE_OK) {
+      last_problem = curl_message(rc, errbuf);
+      if (rc == CURLE_READ_ERROR) throw Error(ErrorKind::io, "cannot read the file being uploaded to " + url + ": " + last_problem);
+      if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + url + ": " + last_problem);
+    } else {
+      curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &resp.status);
+      resp.url = url;
+      if (!retryable_status(resp.status)) return resp;
+      last_problem = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + resp.reason);
+      retry_after = resp.header("retry-after");
+    }
+    if (attempt + 1 < options_.max_attempts) {
+      ++stats_.retries;
+      std::this_thread::sleep_for(backoff_for(options_, attempt, retry_after));
+    }
+  }
+  throw Error(ErrorKind::network, "giving up on " + url + " after " + std::to_string(options_.max_attempts) + " attempts: " +
+                                      options_.token.redact(last_problem) + "; check the index and try again later");
 }
 
 namespace {

@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   kwheel::cli::register_variants(app, out, exit_code);
   kwheel::cli::register_validate(app, out, exit_code);
   kwheel::cli::register_inspect(app, out, exit_code);
+  kwheel::cli::register_publish(app, out, exit_code);
+  kwheel::cli::register_index(app, out, exit_code);
+  kwheel::cli::register_pin(app, out, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "kwheel/compat.hpp"
 #include "kwheel/embedded_python.hpp"
 #include "kwheel/error.hpp"
 #include "kwheel/pep440.hpp"
@@ -42,99 +43,6 @@ std::string tail(const std::string& text, size_t lines = 6) {
     if (pos == std::string::npos) return text;
   }
   return text.substr(pos + 1);
-}
-
-std::optional<std::pair<int, int>> major_minor(const std::string& v) {
-  static const std::regex re(R"(^(\d+)\.(\d+))");
-  std::smatch m;
-  if (!std::regex_search(v, m, re)) return std::nullopt;
-  return std::make_pair(std::stoi(m[1]), std::stoi(m[2]));
-}
-
-// glibc floor of a Linux platform tag, or -1 for a non-manylinux tag.
-int manylinux_glibc_minor(const std::string& tag, std::string& arch) {
-  static const std::regex modern(R"(^manylinux_2_(\d+)_(\w+)$)");
-  static const std::regex legacy(R"(^manylinux(1|2010|2014)_(\w+)$)");
-  std::smatch m;
-  if (std::regex_match(tag, m, modern)) {
-    arch = m[2];
-    return std::stoi(m[1]);
-  }
-  if (std::regex_match(tag, m, legacy)) {
-    arch = m[2];
-    return m[1] == "1" ? 5 : m[1] == "2010" ? 12 : 17;
-  }
-  return -1;
-}
-
-std::optional<std::string> platform_problem(const WheelFilename& w, const InterpreterInfo& in) {
-  std::string last;
-  for (const auto& p : w.platform) {
-    if (p == "any") return std::nullopt;
-    std::string arch;
-    int floor = manylinux_glibc_minor(p, arch);
-    if (floor >= 0) {
-      if (in.system != "linux" || arch != in.machine) {
-        last = "platform " + p + " does not match this " + in.system + "/" + in.machine + " interpreter";
-        continue;
-      }
-      auto g = major_minor(in.glibc);
-      if (!g) return "platform " + p + " needs glibc, this interpreter's libc is not glibc";
-      if (g->first == 2 && g->second < floor) {
-        last = "platform " + p + " needs glibc 2." + std::to_string(floor) + ", this system has " + in.glibc;
-        continue;
-      }
-      return std::nullopt;
-    }
-    if (p == "linux_" + in.machine && in.system == "linux") return std::nullopt;
-    last = "platform " + p + " does not match this " + in.system + "/" + in.machine + " interpreter";
-  }
-  return last;
-}
-
-std::optional<std::string> python_problem(const WheelFilename& w, const InterpreterInfo& in) {
-  auto have = major_minor(in.python);
-  if (!have) return "cannot tell this interpreter's Python version";
-  for (const auto& py : w.python) {
-    for (const auto& abi : w.abi) {
-      if (py == "py3" || py == "py" + std::to_string(have->first) + std::to_string(have->second)) return std::nullopt;
-      static const std::regex cp(R"(^cp(\d)(\d+)$)");
-      std::smatch m;
-      if (!std::regex_match(py, m, cp) || in.implementation != "cpython") continue;
-      int major = std::stoi(m[1]), minor = std::stoi(m[2]);
-      if (abi == "abi3" && major == have->first && minor <= have->second) return std::nullopt;
-      if ((abi == "none" || abi == py) && major == have->first && minor == have->second) return std::nullopt;
-    }
-  }
-  return "Python tags " + w.python.front() + "-" + w.abi.front() + " do not fit Python " + in.python;
-}
-
-struct LocalLabel {
-  std::optional<std::string> cuda;  // "13.0"
-  bool rocm = false, cpu = false, cxx98 = false;
-};
-
-// Reads kwheel's label segments back (torch2.7.cu126.cxx98); foreign labels
-// simply yield nothing.
-LocalLabel read_label(const std::string& version) {
-  LocalLabel l;
-  auto plus = version.find('+');
-  if (plus == std::string::npos) return l;
-  std::string rest = version.substr(plus + 1);
-  size_t start = 0;
-  while (start <= rest.size()) {
-    size_t dot = rest.find('.', start);
-    std::string seg = rest.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    static const std::regex cu(R"(^cu(\d+)(\d)$)");
-    std::smatch m;
-    if (std::regex_match(seg, m, cu)) l.cuda = std::to_string(std::stoi(m[1])) + "." + m[2].str();
-    else if (seg.starts_with("rocm")) l.rocm = true;
-    else if (seg == "cpu") l.cpu = true;
-    else if (seg == "cxx98") l.cxx98 = true;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return l;
 }
 
 std::string package_of(const WheelArchive& w) {
@@ -203,9 +111,10 @@ InterpreterInfo probe_interpreter(const std::string& python) {
 }
 
 std::optional<std::string> incompatibility(const WheelArchive& w, const InterpreterInfo& in, const std::string& device) {
-  if (auto p = python_problem(w.filename(), in)) return p;
-  if (auto p = platform_problem(w.filename(), in)) return p;
-  // Requires-Dist: torch==X.Y.* names the torch the variant was built for.
+  // Tags and the local label first (what `kwheel pin` decides on too), then
+  // what only the archive says: Requires-Dist torch==X.Y.* names the torch
+  // a foreign-labelled variant was built for.
+  if (auto p = filename_incompatibility(w.filename(), in, device)) return p;
   bool needs_torch = false;
   for (auto [it, end] = w.metadata().equal_range("Requires-Dist"); it != end; ++it) {
     static const std::regex torch_req(R"(^torch\s*(\(?\s*([^;)]*)\)?)?\s*(;.*)?$)");
@@ -222,14 +131,6 @@ std::optional<std::string> incompatibility(const WheelArchive& w, const Interpre
     if (!SpecifierSet::parse(spec).contains(*have, true))
       return "the wheel needs torch " + spec + ", this interpreter has torch " + *in.torch;
   }
-  LocalLabel label = read_label(w.filename().version);
-  if (label.cuda) {
-    if (!in.cuda) return "a CUDA " + *label.cuda + " build needs a CUDA torch; this torch (" + in.torch.value_or("none") + ") has no CUDA";
-    auto a = major_minor(*label.cuda), b = major_minor(*in.cuda);
-    if (!a || !b || *a != *b) return "a CUDA " + *label.cuda + " build needs torch built for CUDA " + *label.cuda + ", this torch uses CUDA " + *in.cuda;
-  }
-  if (label.rocm && !in.hip) return "a ROCm build needs a ROCm torch";
-  if (label.cpu && device == "cuda") return "a CPU build has no CUDA kernels to run on --device cuda";
   if (!needs_torch && !in.torch) return "no torch in " + in.executable;
   return std::nullopt;
 }

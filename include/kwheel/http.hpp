@@ -21,6 +21,7 @@ namespace kwheel {
 struct HttpOptions {
   std::optional<std::string> auth_origin;  // "http://127.0.0.1:8000": token goes only here
   Secret token;                            // sent as "Authorization: Bearer ..."
+  std::string username;                    // set: "Authorization: Basic username:token" instead (package indexes)
   unsigned max_attempts = 5;               // per request, first try included
   std::chrono::milliseconds backoff{500};  // doubled per retry, capped at max_backoff
   std::chrono::milliseconds max_backoff{8000};
@@ -37,6 +38,7 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;  // lower-case names, last value wins
   std::string body;
   std::string url;                             // after redirects
+  std::string reason;                          // the status line's reason phrase (post_multipart)
   std::string header(const std::string& lower_name) const;
 };
 
@@ -56,6 +58,16 @@ struct DownloadJob {
   std::string sha256;                // expected hex sha256 (LFS), or
   std::string git_sha1;              // expected git blob id (plain files)
   std::string label;                 // for messages: the repo path
+};
+
+// One part of a multipart/form-data body: a text field, or a file streamed
+// from disk (never read into memory) when `file` is set.
+struct FormPart {
+  std::string name;
+  std::string value;
+  std::filesystem::path file;
+  std::string filename;       // the part's filename= (file parts)
+  std::string content_type;   // file parts; default application/octet-stream
 };
 
 struct TransferStats {
@@ -80,7 +92,15 @@ class HttpClient {
   // GET (or HEAD) with redirects and retries; returns the final response,
   // whatever its status (callers map statuses to errors). Network failure
   // after all attempts throws Error(network) naming the URL.
-  HttpResponse get(const std::string& url, bool head = false, size_t max_body = 64 << 20);
+  HttpResponse get(const std::string& url, bool head = false, size_t max_body = 64 << 20,
+                   const std::vector<std::string>& extra_headers = {});
+
+  // POST multipart/form-data. Redirects are not followed (a 3xx comes back
+  // to the caller: an upload must not be replayed, credentials included,
+  // somewhere else). 5xx, 429 and dropped connections are retried with
+  // backoff, the body rebuilt from disk each time; any other status is
+  // returned as is. Network failure after all attempts throws Error(network).
+  HttpResponse post_multipart(const std::string& url, const std::vector<FormPart>& parts, size_t max_body = 1 << 20);
 
   // Downloads every job, at most `parallel` at once over shared connections
   // (HTTP/2 multiplexed where offered). Verifies size and hash of each file

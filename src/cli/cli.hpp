@@ -3,7 +3,9 @@
 // library, and renders the result as a table (terminal) or JSON (--json).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kwheel::cli {
 
@@ -24,5 +26,13 @@ void register_build(CLI::App& app, Output& out, int& exit_code);
 void register_variants(CLI::App& app, Output& out, int& exit_code);
 void register_validate(CLI::App& app, Output& out, int& exit_code);
 void register_inspect(CLI::App& app, Output& out, int& exit_code);
+void register_publish(CLI::App& app, Output& out, int& exit_code);
+void register_index(CLI::App& app, Output& out, int& exit_code);
+void register_pin(CLI::App& app, Output& out, int& exit_code);
+
+// Wheel files named on the command line: files as given (each must be a
+// *.whl), directories expanded to their *.whl files (sorted, hidden ones
+// skipped). Throws Error(not_found/input) naming the argument.
+std::vector<std::filesystem::path> wheel_files(const std::vector<std::string>& inputs);
 
 }  // namespace kwheel::cli

@@ -1,0 +1,78 @@
+#pragma once
+// Static package indexes: the pages of the "simple repository API" (PEP 503
+// HTML, PEP 691 JSON, PEP 658/714 core metadata files, PEP 700 sizes and
+// versions) written as plain files any web server, or file://, can serve,
+// and read back (kwheel pin).
+//
+// Site layout (docs/publishing.md):
+//   SITE/files/<wheel>                          the wheels
+//   SITE/files/<wheel>.metadata                 its METADATA, byte for byte
+//   SITE/simple/index.html, index.json          every project
+//   SITE/simple/<project>/index.html, index.json  every file of the project
+//   SITE/<variant>/simple/...                   the same for one torch/compute
+//                                               combination ("torch2.7-cu126"),
+//                                               universal wheels in every one
+//   SITE/index.html                             a landing page naming them
+//   SITE/kwheel-index.json                      what kwheel indexed (sha256s)
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kwheel {
+
+// One file on a project page.
+struct IndexFile {
+  std::string filename;
+  std::string url;                              // href without the #sha256= fragment
+  std::string sha256;                           // hex; "" if the index gives none
+  std::string requires_python;                  // as in METADATA; "" if none
+  std::optional<std::string> metadata_sha256;   // PEP 658: <url>.metadata exists with this hash
+  std::optional<uint64_t> size;
+  std::string version;                          // from METADATA (pages) or the filename (parsed pages)
+  bool yanked = false;
+};
+
+std::string html_escape(std::string_view text);
+// Named (amp, lt, gt, quot, apos) and numeric character references.
+std::string html_unescape(const std::string& text);
+
+// Pages. Files are listed in the given order; callers sort.
+std::string render_root_html(const std::vector<std::string>& normalized_names);
+std::string render_root_json(const std::vector<std::string>& normalized_names);
+std::string render_project_html(const std::string& normalized_name, const std::vector<IndexFile>& files);
+std::string render_project_json(const std::string& normalized_name, const std::vector<IndexFile>& files);
+
+// Reading a project page back: anchors of a PEP 503 page (href resolved
+// against `page_url` by the caller; fragments split off here) or the files
+// of a PEP 691 JSON page. Throw Error(input) naming `where` on a page that
+// is not one.
+std::vector<IndexFile> parse_project_html(const std::string& html, const std::string& where);
+std::vector<IndexFile> parse_project_json(const std::string& json, const std::string& where);
+// Project names of a root page (HTML anchors' text or JSON "projects").
+std::vector<std::string> parse_root_page(const std::string& body, bool is_json, const std::string& where);
+
+struct SiteOptions {
+  std::filesystem::path out;   // SITE
+  std::string base_url;        // absolute wheel URLs under BASE/files/; "" = relative links
+};
+
+struct SiteReport {
+  std::filesystem::path site;
+  std::vector<std::string> added;      // wheel filenames new in this run
+  std::vector<std::string> unchanged;  // given again, same bytes as in the site
+  std::vector<std::string> kept;       // already in the site, not given this time
+  std::vector<std::string> projects;   // normalized names
+  std::vector<std::string> variants;   // sub-index names
+};
+
+// Builds SITE from its current wheels plus `wheels` in a temporary directory
+// beside it, then swaps it in with one rename (RENAME_EXCHANGE): readers see
+// the old site or the new one, never a mix. Refuses a wheel whose filename
+// is already in the site with other bytes, a site file whose bytes changed
+// since it was indexed, and a non-empty SITE that kwheel did not write.
+SiteReport build_site(const std::vector<std::filesystem::path>& wheels, const SiteOptions& options);
+
+}  // namespace kwheel

@@ -1,0 +1,58 @@
+#include <iostream>
+
+#include "cli.hpp"
+#include "kwheel/error.hpp"
+#include "kwheel/simple_index.hpp"
+
+namespace kwheel::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct IndexArgs {
+  std::vector<std::string> inputs;
+  std::string out;
+  std::string base_url;
+};
+
+}  // namespace
+
+void register_index(CLI::App& app, Output& out, int& exit_code) {
+  auto a = std::make_shared<IndexArgs>();
+  auto* sub = app.add_subcommand("index", "Write (or update) a static package index: PEP 503/691 pages, PEP 658 metadata, one sub-index per torch/compute variant");
+  sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels to add")->required();
+  sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically)")->required();
+  sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links");
+  add_output_flags(sub, out);
+  sub->callback([a, &out, &exit_code] {
+    SiteOptions o;
+    o.out = a->out;
+    o.base_url = a->base_url;
+    if (!o.base_url.empty() && !o.base_url.starts_with("http://") && !o.base_url.starts_with("https://") && !o.base_url.starts_with("file://"))
+      throw Error(ErrorKind::usage, "--base-url '" + o.base_url + "' must be an http://, https:// or file:// URL");
+    SiteReport r = build_site(wheel_files(a->inputs), o);
+    exit_code = 0;
+    if (out.json) {
+      out.emit_json({{"ok", true},
+                     {"site", r.site.string()},
+                     {"added", r.added},
+                     {"unchanged", r.unchanged},
+                     {"kept", r.kept},
+                     {"projects", r.projects},
+                     {"variants", r.variants}});
+      return;
+    }
+    for (const auto& f : r.added) std::cout << "added     " << f << "\n";
+    for (const auto& f : r.unchanged) std::cout << "unchanged " << f << "\n";
+    if (!out.quiet) {
+      std::cout << "index     " << (r.site / "simple").string() << "/\n";
+      for (const auto& v : r.variants) std::cout << "index     " << (r.site / v / "simple").string() << "/\n";
+    }
+    std::cout.flush();
+    out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +
+             std::to_string(r.kept.size()) + " kept from before; " + std::to_string(r.projects.size()) + " project(s), " +
+             std::to_string(r.variants.size()) + " variant sub-index(es)");
+  });
+}
+
+}  // namespace kwheel::cli

@@ -1,0 +1,69 @@
+#include <iostream>
+
+#include "cli.hpp"
+#include "kwheel/atomic_file.hpp"
+#include "kwheel/error.hpp"
+#include "kwheel/pin.hpp"
+
+namespace kwheel::cli {
+
+namespace {
+
+struct PinArgs {
+  std::string source;
+  std::string python = "python3";
+  std::string torch, cuda;
+  bool cpu = false;
+  std::string name, version, out;
+  bool extra_index = false;
+};
+
+}  // namespace
+
+void register_pin(CLI::App& app, Output& out, int& exit_code) {
+  auto a = std::make_shared<PinArgs>();
+  auto* sub = app.add_subcommand("pin", "Print requirements.txt lines (version with local label + sha256) for the build that fits an environment");
+  sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")->required();
+  auto* python = sub->add_option("--python", a->python, "Interpreter whose torch decides (default: python3 on PATH)");
+  auto* torch = sub->add_option("--torch", a->torch, "Describe the target instead: torch X.Y (with --cuda X.Y or --cpu)");
+  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)");
+  auto* cpu = sub->add_flag("--cpu", a->cpu, "The target has no GPU (with --torch)");
+  python->excludes(torch)->excludes(cuda)->excludes(cpu);
+  cuda->excludes(cpu)->needs(torch);
+  cpu->needs(torch);
+  sub->add_option("--name", a->name, "The project, when the source holds several");
+  sub->add_option("--version", a->version, "Only versions matching this specifier set, e.g. \">=0.1,<0.2\"");
+  sub->add_flag("--extra-index", a->extra_index, "Write --extra-index-url (keep PyPI for torch & co.) instead of --index-url");
+  sub->add_option("-o,--output", a->out, "Write the lines to this file (atomically) instead of stdout");
+  add_output_flags(sub, out);
+  sub->callback([a, torch, &out, &exit_code] {
+    PinRequest req;
+    req.source = a->source;
+    if (!a->name.empty()) req.name = a->name;
+    if (!a->version.empty()) req.version = a->version;
+    req.extra_index = a->extra_index;
+    if (torch->count()) {
+      if (a->cuda.empty() && !a->cpu) throw Error(ErrorKind::usage, "--torch needs --cuda X.Y or --cpu to say which builds fit");
+      req.target = described_target(a->torch, a->cpu ? std::nullopt : std::optional<std::string>(a->cuda));
+      req.device = a->cpu ? "cpu" : "auto";
+    } else {
+      req.target = probe_interpreter(a->python);
+      if (!req.target.torch)
+        throw Error(ErrorKind::usage, "'" + req.target.executable + "' has no torch to pin for; pass --python PATH to one that has, or --torch X.Y with --cuda X.Y or --cpu");
+    }
+    PinResult r = pin(req);
+    if (!a->out.empty()) write_file_atomic(a->out, r.text);
+    exit_code = 0;
+    if (out.json) {
+      auto j = to_json(r);
+      if (!a->out.empty()) j["output"] = a->out;
+      out.emit_json(j);
+    } else if (a->out.empty()) {
+      std::cout << r.text << std::flush;
+    } else {
+      out.info("wrote " + a->out + ": " + r.requirement.substr(0, r.requirement.find(' ')) + " (" + r.label.describe() + ")");
+    }
+  });
+}
+
+}  // namespace kwheel::cli

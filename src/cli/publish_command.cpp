@@ -1,0 +1,96 @@
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+
+#include "cli.hpp"
+#include "kwheel/error.hpp"
+#include "kwheel/publish.hpp"
+
+namespace kwheel::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct PublishArgs {
+  std::vector<std::string> inputs;
+  std::string repository_url, repository, config_file, username, password, cert;
+  bool skip_existing = false;
+  unsigned jobs = 4;
+  unsigned attempts = 5;
+};
+
+// The option if given, else the environment variable twine reads.
+std::optional<std::string> option_or_env(const CLI::Option* opt, const std::string& value, const char* env) {
+  if (opt->count()) return value;
+  if (const char* v = std::getenv(env); v && *v) return std::string(v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+void register_publish(CLI::App& app, Output& out, int& exit_code) {
+  auto a = std::make_shared<PublishArgs>();
+  auto* sub = app.add_subcommand("publish", "Upload wheels to a package index with the upload API twine uses (pypiserver, devpi, PyPI, ...)");
+  sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels")->required();
+  auto* url = sub->add_option("--repository-url", a->repository_url, "Upload URL (TWINE_REPOSITORY_URL); ~/.pypirc is then not read");
+  auto* repo = sub->add_option("-r,--repository", a->repository, "A repository section of ~/.pypirc (TWINE_REPOSITORY)");
+  sub->add_option("--config-file", a->config_file, "The .pypirc to read (default ~/.pypirc)");
+  auto* user = sub->add_option("-u,--username", a->username, "Username (TWINE_USERNAME); __token__ for an API token");
+  auto* pass = sub->add_option("-p,--password", a->password, "Password or token; prefer TWINE_PASSWORD: arguments are visible to other users");
+  auto* cert = sub->add_option("--cert", a->cert, "CA bundle to verify the index's TLS certificate (TWINE_CERT)");
+  sub->add_flag("--skip-existing", a->skip_existing, "A file the index already has counts as success (409, or 400 \"already exists\")");
+  sub->add_option("-j,--jobs", a->jobs, "Uploads at once")->capture_default_str()->check(CLI::Range(1u, 64u));
+  sub->add_option("--attempts", a->attempts, "Tries per file on 5xx answers and network errors (4xx are never retried)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 20u));
+  add_output_flags(sub, out);
+  sub->callback([a, url, repo, user, pass, cert, &out, &exit_code] {
+    RepositorySources src;
+    src.repository_url = option_or_env(url, a->repository_url, "TWINE_REPOSITORY_URL");
+    src.repository = option_or_env(repo, a->repository, "TWINE_REPOSITORY");
+    src.config_file = a->config_file;
+    src.username = option_or_env(user, a->username, "TWINE_USERNAME");
+    if (auto p = option_or_env(pass, a->password, "TWINE_PASSWORD")) src.password = Secret(*p);
+    src.ca_cert = option_or_env(cert, a->cert, "TWINE_CERT");
+    if (pass->count()) out.warn("--password on the command line is visible to other users of this machine; prefer TWINE_PASSWORD");
+    a->password.assign(a->password.size(), '\0');
+
+    Repository repository = resolve_repository(src);
+    auto wheels = wheel_files(a->inputs);
+    PublishOptions o;
+    o.skip_existing = a->skip_existing;
+    o.jobs = a->jobs;
+    o.max_attempts = a->attempts;
+    o.user_agent = "kwheel/" KWHEEL_VERSION;
+    out.info("publishing " + std::to_string(wheels.size()) + " file(s) to " + repository.url +
+             (repository.username.empty() ? " (no credentials)" : " as " + repository.username));
+    auto print = [&out](const UploadResult& r) {
+      if (out.json) return;
+      std::cout << std::left << std::setw(9) << (r.status == UploadResult::Status::failed ? "FAILED" : status_name(r.status)) << " "
+                << r.file.filename().string();
+      if (r.status == UploadResult::Status::failed) std::cout << "\n          " << r.message;
+      else if (!r.message.empty()) std::cout << " (" << r.message << ")";
+      std::cout << std::endl;
+    };
+    auto results = publish(wheels, repository, o, print);
+    size_t uploaded = 0, existing = 0, failed = 0;
+    nlohmann::json files = nlohmann::json::array();
+    exit_code = 0;
+    for (const auto& r : results) {
+      files.push_back(to_json(r));
+      uploaded += r.status == UploadResult::Status::uploaded;
+      existing += r.status == UploadResult::Status::exists;
+      if (r.status == UploadResult::Status::failed) {
+        ++failed;
+        if (!exit_code) exit_code = r.exit_code ? r.exit_code : static_cast<int>(ErrorKind::network);
+      }
+    }
+    if (out.json)
+      out.emit_json({{"ok", failed == 0}, {"repository", repository.url}, {"username", repository.username}, {"uploaded", uploaded},
+                     {"existing", existing}, {"failed", failed}, {"files", files}});
+    else
+      out.info("summary: " + std::to_string(uploaded) + " uploaded, " + std::to_string(existing) + " already there, " + std::to_string(failed) + " failed");
+  });
+}
+
+}  // namespace kwheel::cli
