@@ -157,6 +157,7 @@ PinResult pin(const PinRequest& req) {
       f.version = w.version;
       files.push_back(std::move(f));
     }
+    std::sort(files.begin(), files.end(), [](const IndexFile& x, const IndexFile& y) { return x.filename < y.filename; });
     if (projects.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
     if (!wanted) {
       if (projects.size() > 1) {
@@ -227,15 +228,22 @@ PinResult pin(const PinRequest& req) {
 
   if (fits.empty()) {
     std::map<std::string, std::set<std::string>> available;
+    // The example reason: a build for the target's torch if there is one
+    // (its problem is the interesting one), else the first.
     std::string first_reason;
-    for (const auto& c : result.candidates) {
-      available[variant_name(c.label)].insert(c.file.version);
-      if (first_reason.empty() && c.problem) first_reason = c.file.filename + ": " + *c.problem;
-    }
+    const auto target_torch = req.target.torch ? leading_major_minor(*req.target.torch) : std::nullopt;
+    for (int pass = 0; pass < 2 && first_reason.empty(); ++pass)
+      for (const auto& c : result.candidates)
+        if (first_reason.empty() && c.problem && (pass == 1 || (target_torch && c.label.framework_version == target_torch)))
+          first_reason = c.file.filename + ": " + *c.problem;
+    for (const auto& c : result.candidates) available[variant_name(c.label)].insert(c.file.version);
     std::string list;
     for (const auto& [v, versions] : available) {
       std::string vs;
-      for (const auto& x : versions) vs += (vs.empty() ? "" : "/") + Version::try_parse(x).value_or(Version::parse("0")).public_str();
+      for (const auto& x : versions) {
+        if (!vs.empty()) vs += "/";
+        vs += Version::try_parse(x).value_or(Version::parse("0")).public_str();
+      }
       list += (list.empty() ? "" : ", ") + v + " (" + vs + ")";
     }
     throw Error(ErrorKind::not_found, "no " + *wanted + " wheel at " + where + " fits " + (req.target_described.empty() ? describe(req.target) : req.target_described) +
