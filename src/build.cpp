@@ -236,6 +236,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
+  sweep_stale_temps(o.out_dir);
 
   std::vector<StagedWheel> staged(variants.size());
   std::vector<std::string> fingerprints(variants.size());

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/cli.hpp"
+#include "kwheel/atomic_file.hpp"
 #include "kwheel/error.hpp"
 
 namespace {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(kExitCodes);
   app.set_version_flag("--version", "kwheel " KWHEEL_VERSION);
+  kwheel::install_temp_cleanup_on_signals();
   kwheel::cli::Output out;
   out.stderr_is_tty = ::isatty(STDERR_FILENO);
   int exit_code = 0;

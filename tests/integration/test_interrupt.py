@@ -1,0 +1,88 @@
+"""An interrupted build leaves no partial file behind, and the next run
+succeeds with the same bytes an uninterrupted build gives."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from elfgen import shared_object  # noqa: E402
+
+KWHEEL = os.environ.get("KWHEEL_BIN", str(Path(__file__).resolve().parents[2] / "build" / "kwheel"))
+VARIANTS = ["torch27-cxx11-cu126-x86_64-linux", "torch28-cxx11-cu126-x86_64-linux"]
+
+
+def make_repo(root: Path, mib: int = 96) -> Path:
+    # Compressible but not trivial, so deflate takes long enough to interrupt.
+    block = hashlib.sha256(b"seed").digest() * 2048
+    for i, v in enumerate(VARIANTS):
+        pkg = root / "build" / v / "img2gray"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("x = 1\n")
+        with open(pkg / "_img2gray_abc1234.abi3.so", "wb") as f:
+            f.write(shared_object())
+            for k in range(mib * 16):
+                f.write(block[(k * 7 + i) % 64:] + bytes([k % 251]) * 97)
+    return root
+
+
+def temps(out: Path) -> list[str]:
+    return sorted(p.name for p in out.iterdir() if ".kwheel-tmp-" in p.name) if out.exists() else []
+
+
+def wait_for_temp(out: Path, proc: subprocess.Popen, deadline_s: float = 60.0) -> None:
+    end = time.monotonic() + deadline_s
+    while not temps(out):
+        assert proc.poll() is None, "the build finished before it could be interrupted"
+        assert time.monotonic() < end, "no temp file appeared"
+        time.sleep(0.02)  # polling for a file to appear, not a synchronisation sleep
+
+
+def build(repo: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "--json", *extra],
+                          capture_output=True, text=True)
+
+
+def hashes(out: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.glob("*.whl")}
+
+
+def test_sigint_removes_partial_wheels_and_next_run_succeeds(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "keep.txt").write_text("user file\n")
+    proc = subprocess.Popen([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for_temp(out, proc)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGINT
+    assert temps(out) == []
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+    again = build(repo, out)
+    assert again.returncode == 0, again.stderr
+    reference = build(repo, tmp_path / "reference")
+    assert reference.returncode == 0
+    assert hashes(out) == hashes(tmp_path / "reference") and len(hashes(out)) == 2
+
+
+def test_sigkill_leftovers_are_swept_by_the_next_run(tmp_path):
+    repo = make_repo(tmp_path / "repo", mib=48)
+    out = tmp_path / "dist"
+    proc = subprocess.Popen([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for_temp(out, proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert temps(out), "SIGKILL cannot clean up: leftovers are expected here"
+    again = build(repo, out)
+    assert again.returncode == 0, again.stderr
+    assert temps(out) == []
+    assert len(list(out.glob("*.whl"))) == 2
