@@ -162,13 +162,25 @@ SpecifierSet SpecifierSet::parse(std::string_view text) {
   return set;
 }
 
+namespace {
+// Same epoch and release (packaging's base_version), trailing zeros ignored.
+bool same_base(const Version& a, const Version& b) {
+  if (a.epoch() != b.epoch()) return false;
+  size_t n = std::max(a.release().size(), b.release().size());
+  for (size_t i = 0; i < n; ++i)
+    if ((i < a.release().size() ? a.release()[i] : 0) != (i < b.release().size() ? b.release()[i] : 0)) return false;
+  return true;
+}
+}  // namespace
+
 bool SpecifierSet::contains(const Version& v, bool allow_prereleases) const {
   if (v.is_prerelease() && !allow_prereleases) return false;
   const Version pub = Version::parse(v.public_str());
   for (const auto& s : specs_) {
     bool prefix = s.version.ends_with(".*");
     if (prefix) {
-      const auto& want = Version::parse(s.version.substr(0, s.version.size() - 2)).release();
+      // A copy: release() refers into the temporary Version.
+      const std::vector<long long> want = Version::parse(s.version.substr(0, s.version.size() - 2)).release();
       const auto& have = pub.release();
       // The candidate is zero-padded: 1 matches ==1.0.*.
       bool match = true;
@@ -181,9 +193,14 @@ bool SpecifierSet::contains(const Version& v, bool allow_prereleases) const {
     bool ok = true;
     if (s.op == "==" || s.op == "===") ok = c == 0;
     else if (s.op == "!=") ok = c != 0;
-    else if (s.op == "<") ok = c < 0;
+    // PEP 440 exclusive ordered comparisons: <V excludes pre-releases of V
+    // (unless V is one), >V excludes post-releases (unless V is one) and
+    // local versions of V.
+    else if (s.op == "<") ok = c < 0 && (sv.is_prerelease() || !v.is_prerelease() || !same_base(pub, sv));
     else if (s.op == "<=") ok = c <= 0;
-    else if (s.op == ">") ok = c > 0;
+    else if (s.op == ">")
+      ok = c > 0 && (sv.is_postrelease() || !v.is_postrelease() || !same_base(pub, sv)) &&
+           (v.local().empty() || !same_base(pub, sv));
     else if (s.op == ">=") ok = c >= 0;
     else if (s.op == "~=") {
       // ~=X.Y.Z means >=X.Y.Z, ==X.Y.*

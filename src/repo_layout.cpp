@@ -72,6 +72,13 @@ std::vector<RepoFile> list_local_repo(const fs::path& dir, const fs::path& link_
   if (!fs::is_directory(build, ec))
     throw Error(ErrorKind::input, "'" + dir.string() + "' has no build/ directory; run the kernel build first (e.g. scripts/build-kernel)");
   const fs::path root = fs::canonical(link_root.empty() ? dir : link_root);
+  auto inside = [&root](const fs::path& target) {
+    auto [r, t] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+    return r == root.end();
+  };
+  if (fs::is_symlink(build, ec) && !inside(fs::canonical(build, ec)))
+    throw Error(ErrorKind::input, "'build' is a symlink pointing outside the repo (to '" + fs::read_symlink(build, ec).string() +
+                                      "'); replace it with the directory itself");
   std::vector<RepoFile> files;
   // Empty variant directories are reported, not silently dropped.
   for (const auto& variant : fs::directory_iterator(build)) {
@@ -80,11 +87,11 @@ std::vector<RepoFile> list_local_repo(const fs::path& dir, const fs::path& link_
   }
   for (auto it = fs::recursive_directory_iterator(build); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path p = it->path();
-    const std::string rel = fs::relative(p, dir).generic_string();
+    // Lexical: fs::relative would resolve a symlink and name its target.
+    const std::string rel = p.lexically_relative(dir).generic_string();
     if (it->is_symlink()) {
       fs::path target = fs::weakly_canonical(p, ec);
-      auto [r, t] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
-      if (ec || r != root.end())
+      if (ec || !inside(target))
         throw Error(ErrorKind::input, "'" + rel + "' is a symlink pointing outside the repo (to '" +
                                           fs::read_symlink(p, ec).string() + "'); replace it with the file itself");
       if (fs::is_directory(target)) throw Error(ErrorKind::input, "'" + rel + "' is a symlink to a directory; not supported in a wheel");

@@ -22,6 +22,8 @@ class Version {
   const std::vector<long long>& release() const { return release_; }
   const std::string& local() const { return local_str_; }
   bool is_prerelease() const { return pre_.has_value() || dev_.has_value(); }
+  bool is_postrelease() const { return post_.has_value(); }
+  long long epoch() const { return epoch_; }
 
   std::strong_ordering operator<=>(const Version& o) const;
   bool operator==(const Version& o) const { return (*this <=> o) == 0; }
