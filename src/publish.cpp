@@ -338,7 +338,12 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
       r.http_status = resp.status;
       const std::string said = repo.password.redact(server_message(resp.reason, resp.body));
       const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + strip(resp.reason));
-      if (resp.status >= 200 && resp.status < 300) {
+      if (resp.status >= 200 && resp.status < 300 && lower(resp.reason + " " + said).find("identical") != std::string::npos) {
+        // devpi: "200 Upload of identical file to non volatile index." The
+        // index compared the bytes itself: nothing new was stored.
+        r.status = UploadResult::Status::exists;
+        r.message = "the index already has these exact bytes: " + status;
+      } else if (resp.status >= 200 && resp.status < 300) {
         r.status = UploadResult::Status::uploaded;
         r.message = human_size(r.size);
       } else if (says_already_exists(resp.status, resp.reason, resp.body)) {

@@ -66,6 +66,8 @@ struct PublishOptions {
 
 struct UploadResult {
   std::filesystem::path file;
+  // exists: the index had the file already (--skip-existing), or said it
+  // received identical bytes (devpi's 200 "Upload of identical file").
   enum class Status { uploaded, exists, failed } status = Status::failed;
   long http_status = 0;
   unsigned attempts = 0;      // requests sent

@@ -13,8 +13,9 @@ servers and real installers, all on 127.0.0.1, started here:
 * `kwheel pin` output installs with `pip install --require-hashes`, and
   stops installing when one byte of the served wheel changes.
 
-devpi-server is not exercised: it is not in scripts/requirements-test.txt,
-and its init + start take longer than this file's budget (docs/publishing.md).
+* devpi-server 6.20.3 (a user, a non-volatile index, offline mode): publish,
+  identical re-upload (devpi answers 200 "identical"), a different file under
+  a published name (409), wrong password; pip installs the exact bytes.
 
 Wheels: the real img2gray CPU build for Debian's torch (scripts/build-kernel,
 as test_validate.py does) and synthetic CUDA/universal variants whose .so is a
@@ -208,6 +209,47 @@ def pypiserver(work) -> PypiServer:
     try:
         wait_listening(proc, port, "pypiserver")
         yield PypiServer(f"http://127.0.0.1:{port}", packages, log, htpasswd)
+    finally:
+        stop(proc)
+
+
+@dataclass
+class Devpi:
+    url: str       # server root
+    index: str     # upload URL of alice/dev
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def devpi(work) -> Devpi:
+    server = VENV_BIN / "devpi-server"
+    if not server.exists():
+        pytest.skip("devpi-server is not in the venv (scripts/requirements-test.txt installs it)")
+    import urllib.request
+
+    d = work / "devpi"
+    r = run([VENV_BIN / "devpi-init", "--serverdir", d, "--root-passwd", "root-" + PASSWORD], env=clean_env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    port = free_port()
+    log = d / "server.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([server, "--serverdir", d, "--host", "127.0.0.1", "--port", str(port), "--offline-mode"],
+                                stdout=out, stderr=subprocess.STDOUT, env=clean_env())
+    try:
+        wait_listening(proc, port, "devpi-server", deadline_s=60)
+        url = f"http://127.0.0.1:{port}"
+
+        def call(method, path, payload, headers=None):
+            req = urllib.request.Request(url + path, data=json.dumps(payload).encode(), method=method,
+                                         headers={"Content-Type": "application/json", "Accept": "application/json", **(headers or {})})
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return json.loads(resp.read())
+
+        call("PUT", "/alice", {"password": PASSWORD, "email": "alice@example.org"})
+        token = call("POST", "/+login", {"user": "alice", "password": PASSWORD})["result"]["password"]
+        auth = base64.b64encode(f"alice:{token}".encode()).decode()
+        call("PUT", "/alice/dev", {"type": "stage", "bases": "", "volatile": False}, {"X-Devpi-Auth": auth})
+        yield Devpi(url, f"{url}/alice/dev/", log)
     finally:
         stop(proc)
 
@@ -596,6 +638,39 @@ def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, wor
     p = kwheel("publish", wheel, "-r", "local", "--config-file", rc, "--skip-existing")
     assert p.returncode == 0, p.stdout + p.stderr
     assert TOKEN not in p.stdout + p.stderr
+
+
+def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, cpu_wheel, work):
+    env = clean_env(TWINE_PASSWORD=PASSWORD)
+    p, report = kwheel_json("publish", all_wheels, "--repository-url", devpi.index, "-u", "alice", "-j", "3", env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert report["uploaded"] == len(list(all_wheels.glob("*.whl")))
+    version = re.match(r"img2gray-([^-]+)-", cpu_wheel.name).group(1)
+    item = pip_pick(f"{devpi.index}+simple/", f"img2gray=={version}")
+    assert picked_filename(item) == cpu_wheel.name
+    assert item["download_info"]["archive_info"]["hashes"]["sha256"] == sha256(cpu_wheel)
+    r = run([PY, "-m", "pip", "download", "--no-deps", "--no-cache-dir", "-d", work / "from-devpi", "--index-url",
+             f"{devpi.index}+simple/", f"img2gray=={version}"], env=clean_env())
+    assert r.returncode == 0, r.stderr
+    assert sha256(work / "from-devpi" / cpu_wheel.name) == sha256(cpu_wheel)
+
+    # devpi takes identical bytes again without storing anything ("200 Upload of identical file"): exists.
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", devpi.index, "-u", "alice", env=env)
+    assert p.returncode == 0 and report["files"][0]["status"] == "exists", report
+    assert "identical" in report["files"][0]["message"]
+    # Other bytes under a published name: 409, a clear failure unless --skip-existing.
+    src = work / "devpi-impostor"
+    write_variant(src, "torch-universal")
+    (src / "build" / "torch-universal" / "img2gray" / "__init__.py").write_text("KIND = 'impostor'\n")
+    [other] = kwheel_build(src, work / "devpi-impostor-dist")
+    p = kwheel("publish", other, "--repository-url", devpi.index, "-u", "alice", env=env)
+    assert p.returncode == INPUT and "HTTP 409" in p.stdout and "--skip-existing" in p.stdout, p.stdout
+    p, report = kwheel_json("publish", other, "--repository-url", devpi.index, "-u", "alice", "--skip-existing", env=env)
+    assert p.returncode == 0 and report["files"][0]["status"] == "exists"
+    # Wrong password.
+    p = kwheel("publish", cpu_wheel, "--repository-url", devpi.index, "-u", "alice", env=clean_env(TWINE_PASSWORD="nope-" + PASSWORD))
+    assert p.returncode == AUTH and "refused the credentials of user 'alice'" in p.stdout
+    assert PASSWORD not in p.stdout + p.stderr + devpi.log.read_text()
 
 
 # =========================================================================== the static site
