@@ -317,7 +317,8 @@ nlohmann::json to_json(const VariantResult& r) {
     if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
     if (!r.platform.is_null()) {
       j["platform"] = {{"tag", r.platform["platform_tag"]}, {"policy", r.platform["policy"]}, {"reason", r.platform["reason"]},
-                       {"torch_provided", r.platform["torch_provided"]}, {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
+                       {"torch_provided", r.platform["torch_provided"]}, {"allowed_external", r.platform["allowed_external"]},
+                       {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
     }
   }
   return j;
