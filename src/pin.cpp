@@ -168,6 +168,7 @@ PinResult pin(const PinRequest& req) {
       wanted = *projects.begin();
     }
     result.index_line = "";
+    result.page_format = "directory";
   } else {
     if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
       throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
@@ -190,6 +191,7 @@ PinResult pin(const PinRequest& req) {
     const std::string project_url = root + encode_component(*wanted) + "/";
     Page p = fetch_page(project_url, &http, "project '" + *wanted + "'");
     files = p.json ? parse_project_json(p.body, project_url) : parse_project_html(p.body, project_url);
+    result.page_format = p.json ? "json" : "html";
     for (auto& f : files) f.url = join_url(p.url, f.url);
     result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
     where = project_url;
@@ -289,6 +291,7 @@ json to_json(const PinResult& r) {
               {"variant_described", r.label.describe()},
               {"requirement", r.requirement},
               {"index_line", r.index_line},
+              {"page_format", r.page_format},
               {"requirements", r.text},
               {"files", files},
               {"candidates", candidates}};

@@ -38,6 +38,7 @@ struct PinResult {
   std::vector<IndexFile> files;        // the fitting files of that version (one hash each)
   LocalLabel label;
   std::string index_line;              // "--index-url URL", or "" for a directory
+  std::string page_format;             // what was read: "directory", "json" (PEP 691) or "html" (PEP 503)
   std::string requirement;             // "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:..."
   std::string text;                    // the whole requirements.txt snippet
   std::vector<PinCandidate> candidates;

@@ -588,8 +588,9 @@ def test_publish_to_pypiserver_then_pip_and_uv_install_the_exact_wheel(pypiserve
 
     # uv, fed the lines `kwheel pin` writes for this server (HTML from a real server).
     req = work / "uv-requirements.txt"
-    p = kwheel("pin", f"{pypiserver.url}/simple", "--python", TORCH_PYTHON, "-o", req)
+    p, pinned = kwheel_json("pin", f"{pypiserver.url}/simple", "--python", TORCH_PYTHON, "-o", req)
     assert p.returncode == 0, p.stderr
+    assert pinned["page_format"] == "html" and pinned["output"] == str(req)
     text = req.read_text()
     assert f"img2gray=={version} --hash=sha256:{sha256(cpu_wheel)}" in text
     assert f"--index-url {pypiserver.url}/simple/" in text
@@ -654,6 +655,12 @@ def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, c
     assert r.returncode == 0, r.stderr
     assert sha256(work / "from-devpi" / cpu_wheel.name) == sha256(cpu_wheel)
 
+    # kwheel pin reads devpi's PEP 691 JSON (content negotiation over HTTP).
+    p, pinned = kwheel_json("pin", f"{devpi.index}+simple/", "--python", TORCH_PYTHON)
+    assert p.returncode == 0, p.stderr
+    assert pinned["page_format"] == "json"
+    assert pinned["requirement"] == f"img2gray=={version} --hash=sha256:{sha256(cpu_wheel)}"
+
     # devpi takes identical bytes again without storing anything ("200 Upload of identical file"): exists.
     p, report = kwheel_json("publish", cpu_wheel, "--repository-url", devpi.index, "-u", "alice", env=env)
     assert p.returncode == 0 and report["files"][0]["status"] == "exists", report
@@ -698,6 +705,15 @@ def test_site_layout_metadata_files_and_variant_sub_indexes(site, cpu_wheel, syn
     assert f"#sha256={sha256(cpu_wheel)}" in html
     assert "%2B" in html  # '+' of the local label escaped (S3 and friends read a raw '+' as a space)
     assert "Links for img2gray" in html
+
+
+def test_base_url_makes_absolute_links(work, syn_wheels):
+    s = work / "site-base"
+    p = kwheel("index", syn_wheels[""], "--out", s, "--base-url", "https://kernels.example.org/idx/")
+    assert p.returncode == 0, p.stderr
+    page = json.loads((s / "simple" / "img2gray" / "index.json").read_text())
+    assert page["files"][0]["url"] == "https://kernels.example.org/idx/files/img2gray-0.1.0-py3-none-any.whl"
+    assert kwheel("index", syn_wheels[""], "--out", work / "site-bad", "--base-url", "ftp://x/").returncode == USAGE
 
 
 def test_json_pages_have_pep_691_shape(site):
