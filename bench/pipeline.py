@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""bench/run's implementation: kwheel build vs kernels to-wheel vs the pigz floor, one table.
+
+Scenarios (sizes x BENCH_SCALE):
+  cold      24 variants x 100 MB, empty caches: kwheel build vs kernels to-wheel, alternated
+  warm      the same again with the caches (and kwheel's -o) full, nothing changed
+  floor     kwheel --no-reuse from the full download cache at -6 and -1 vs `pigz -p 2 -N -c` over
+            the same bytes to /dev/null, with wheel sizes
+  memory    one variant with a 1 GB .so (kwheel cold; peak RSS must stay < 64 MB)
+  scaling   kwheel cold vs number of variants (1, 4, 16, 64 x 10 MB) and vs .so size (10, 100, 400 MB
+            x 4 variants); plotted by bench/plot_scaling.py
+
+The .so files are real ELF (tests/integration/elfgen.py's shared_object()) followed by a slice of
+libtorch_cpu.so.1.13.0 rotated to a different offset per variant (real machine code, not random,
+not zeros). Every output wheel of every run is verified against its RECORD, and its .so against the
+served file (bench/hub-vs-kernels.py's verify_set), in the same run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "tests" / "hub"))
+import fixture as hubfix  # noqa: E402
+from elfgen import shared_object  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("hvk", ROOT / "bench" / "hub-vs-kernels.py")
+hvk = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hvk)  # reuse its streaming RECORD verifier and variant names
+
+SCALE = float(os.environ.get("BENCH_SCALE", "1"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1"))
+MAX_LOAD = float(os.environ.get("BENCH_MAX_LOAD", "1.5"))
+LOAD_WAIT = float(os.environ.get("BENCH_LOAD_WAIT", "30"))
+SKIP = set(filter(None, os.environ.get("BENCH_SKIP", "").split(",")))
+KWHEEL = os.environ.get("KWHEEL_BIN") or str(ROOT / "build" / "kwheel")
+KERNELS = str(ROOT / ".venv" / "bin" / "kernels")
+WORK = Path(os.environ.get("BENCH_WORK") or ROOT / "bench" / "out" / "run").resolve()
+SOURCE = Path("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0")
+NAME = "kernel_bench"
+VERSION = "0.1.0"
+MB = 1_000_000
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def mb(x: float) -> int:
+    return max(1, round(x * SCALE)) * MB
+
+
+# --------------------------------------------------------------------------- content
+
+_SRC = SOURCE.read_bytes()
+
+
+def write_so(path: Path, index: int, size: int) -> None:
+    """A real ELF .so of `size` bytes: the tiny library, then libtorch_cpu rotated by a per-variant offset."""
+    head = shared_object()
+    n = size - len(head)
+    off = (index * 7_919_993 + 4096) % len(_SRC)
+    with open(path, "wb") as f:
+        f.write(head)
+        while n > 0:
+            piece = _SRC[off: off + min(n, 8 * MB)]
+            f.write(piece)
+            n -= len(piece)
+            off = (off + len(piece)) % len(_SRC)
+
+
+def variant_names(n: int) -> list[str]:
+    if n <= 36:
+        return hvk.variant_names(n)
+    return [f"torch2{t}-cxx11-{b}-x86_64-linux" for t in range(10, 30) for b in ("cu126", "cu128", "cu130", "cpu")][:n]
+
+
+def make_repo(store: Path, repo: str, n: int, size: int) -> dict[str, str]:
+    """Writes the repo into the fixture store; returns {variant: sha256 of its .so}."""
+    layout = WORK / "layout"
+    shutil.rmtree(layout, ignore_errors=True)
+    shas = {}
+    for i, v in enumerate(variant_names(n)):
+        pkg = layout / "build" / v / NAME
+        pkg.mkdir(parents=True)
+        ops = hashlib.sha256(v.encode()).hexdigest()[:7]
+        so = pkg / f"_{NAME}_{ops}.abi3.so"
+        write_so(so, i, size)
+        (pkg / "__init__.py").write_text("from ._ops import ops\n")
+        (pkg / "_ops.py").write_text(f"import torch\nops = torch.ops._{NAME}_{ops}\n")
+        (layout / "build" / v / "metadata.json").write_text(json.dumps({"name": NAME, "version": 1}))
+        shas[v] = hvk.H.sha256_file(so)
+    hubfix.make_repo(store, repo, [layout], tags={f"v{VERSION}": 0})
+    shutil.rmtree(layout)
+    return shas
+
+
+def repo_files(store: Path, repo: str) -> list[Path]:
+    return sorted(p for p in (store / repo / "commits").rglob("*") if p.is_file())
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+def settle() -> float:
+    """Waits (bounded) for the 1-minute load to drop below BENCH_MAX_LOAD; returns the load."""
+    t0 = time.time()
+    while load1() >= MAX_LOAD and time.time() - t0 < LOAD_WAIT:
+        time.sleep(3)
+    return round(load1(), 2)
+
+
+def timed(cmd: list[str], *, env=None, cwd=None, label: str, stdout=subprocess.PIPE) -> dict:
+    load = settle()
+    tv = WORK / f"{label}.time"
+    t0 = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-v", "-o", str(tv), *cmd], env=env, cwd=cwd, stdout=stdout,
+                       stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise SystemExit(f"{label} failed ({r.returncode}):\n{(r.stdout or '')[-3000:]}\n{r.stderr[-3000:]}")
+    f = {}
+    for line in tv.read_text().splitlines():
+        k, _, v = line.strip().rpartition(": ")
+        f[k] = v
+    res = {"label": label, "wall_s": round(wall, 2), "user_s": float(f["User time (seconds)"]),
+           "sys_s": float(f["System time (seconds)"]), "rss_mb": round(int(f["Maximum resident set size (kbytes)"]) / 1024, 1),
+           "load": load, "stdout": r.stdout}
+    log(f"{label}: {res['wall_s']} s wall, {res['user_s'] + res['sys_s']:.1f} s CPU, {res['rss_mb']} MB RSS, load {load}")
+    return res
+
+
+def wheels_size(d: Path) -> int:
+    return sum(p.stat().st_size for p in d.glob("*.whl"))
+
+
+def dir_shas(d: Path) -> dict[str, str]:
+    return {p.name: hvk.H.sha256_file(p) for p in sorted(d.glob("*.whl"))}
+
+
+class Bench:
+    def __init__(self, hub, store: Path):
+        self.hub, self.store = hub, store
+        self.rows: list[dict] = []
+        self.scaling: list[dict] = []
+        self.env = hvk.H.clean_env(WORK / "kw-home")
+        (WORK / "kw-home").mkdir(exist_ok=True)
+
+    def prime(self, repo: str) -> None:
+        # the fixture hashes a repo once, on its first listing: not part of any timing
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                f"{self.hub.endpoint}/api/models/{repo}/tree/v{VERSION}/build?recursive=true", timeout=900) as r:
+            r.read()
+
+    def kwheel(self, repo, cache: Path, out: Path, label: str, *extra) -> dict:
+        cmd = [KWHEEL, "build", repo, "--endpoint", self.hub.endpoint, "--cache-dir", str(cache), "-o", str(out),
+               "--version", VERSION, "--json", "-q", *extra]
+        r = timed(cmd, env=self.env, cwd=WORK, label=label)
+        rep = json.loads(r.pop("stdout"))
+        assert rep.get("ok"), rep
+        r["report"] = rep
+        r["wheel_bytes"] = wheels_size(out)
+        return r
+
+    def kernels(self, repo, home: Path, out: Path, label: str) -> dict:
+        out.mkdir(parents=True, exist_ok=True)
+        r = timed([KERNELS, "to-wheel", repo, VERSION], env=hubfix.client_env(self.hub, home), cwd=out, label=label)
+        r.pop("stdout")
+        r["wheel_bytes"] = wheels_size(out)
+        return r
+
+    def pigz(self, files: list[Path], level: int, label: str) -> dict:
+        r = timed(["pigz", "-p", "2", f"-{level}", "-c", *map(str, files)], label=label, stdout=subprocess.DEVNULL)
+        r.pop("stdout")
+        return r
+
+    def row(self, scenario, kw=None, kern=None, floor=None, note="", input_bytes=0):
+        row = {"scenario": scenario, "kwheel": kw, "kernels": kern, "floor": floor, "note": note, "input_bytes": input_bytes}
+        self.rows.append(row)
+        return row
+
+
+def verify(out: Path, shas: dict[str, str], label: str) -> None:
+    t0 = time.perf_counter()
+    n = hvk.verify_set(out, shas)
+    log(f"{label}: {n} wheels verified (RECORD, .so = served) in {time.perf_counter() - t0:.0f}s")
+
+
+def rm(*paths: Path) -> None:
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def main_repo(b: Bench) -> None:
+    repo, n, size = "bench-main/kernel-bench", 24, mb(100)
+    t0 = time.perf_counter()
+    shas = make_repo(b.store, repo, n, size)
+    b.prime(repo)
+    files = repo_files(b.store, repo)
+    total = sum(p.stat().st_size for p in files)
+    log(f"main repo: {n} x {size // MB} MB in {time.perf_counter() - t0:.0f}s")
+    label = f"{n} x {size // MB} MB"
+    kc, ko = WORK / "kw-cache", WORK / "kw-out"
+    kh, kout = WORK / "k-home", WORK / "k-out"
+    cold_shas = None
+    if not SKIP & {"cold", "warm"}:
+        kws, kerns = [], []
+        for rnd in range(ROUNDS):
+            order = ("kw", "k") if rnd % 2 == 0 else ("k", "kw")
+            for who in order:
+                if who == "kw":
+                    rm(kc, ko)
+                    r = b.kwheel(repo, kc, ko, f"kwheel-cold-{rnd}")
+                    verify(ko, shas, r["label"])
+                    cold_shas = dir_shas(ko)
+                    kws.append(r)
+                else:
+                    rm(kh, kout)
+                    kh.mkdir()
+                    r = b.kernels(repo, kh, kout, f"kernels-cold-{rnd}")
+                    verify(kout, shas, r["label"])
+                    kerns.append(r)
+        med = lambda rs: sorted(rs, key=lambda r: r["wall_s"])[len(rs) // 2]  # noqa: E731
+        b.row(f"cold, {label}", med(kws), med(kerns), input_bytes=total,
+              note=f"{ROUNDS} round(s) alternated; kwheel " + ", ".join(str(r["wall_s"]) for r in kws)
+              + "; kernels " + ", ".join(str(r["wall_s"]) for r in kerns))
+        # warm: caches full, nothing changed (kernels' cache is the one its cold run filled)
+        r = b.kwheel(repo, kc, ko, "kwheel-warm")
+        reused = [w.get("reused") for w in r["report"].get("wheels", r["report"].get("variants", []))]
+        assert r["report"]["transfers"]["bytes_downloaded"] == 0, "warm build downloaded"
+        assert dir_shas(ko) == cold_shas, "warm build changed the wheels"
+        verify(ko, shas, "kwheel-warm")
+        rm(kout)
+        k = b.kernels(repo, kh, kout, "kernels-warm")
+        verify(kout, shas, "kernels-warm")
+        rm(kh, kout)
+        b.row(f"warm, {label}", r, k, input_bytes=total,
+              note=f"kwheel reused {sum(1 for x in reused if x)}/{len(reused)} wheels, 0 bytes downloaded")
+    if "floor" not in SKIP:
+        if not kc.exists():
+            rm(ko)
+            b.kwheel(repo, kc, ko, "kwheel-fill-cache")
+            cold_shas = dir_shas(ko)
+        for level in (6, 1):
+            rm(ko)
+            extra = ["--no-reuse"] + ([] if level == 6 else ["--compression-level", str(level)])
+            r = b.kwheel(repo, kc, ko, f"kwheel-noreuse-l{level}", *extra)
+            assert r["report"]["transfers"]["bytes_downloaded"] == 0
+            verify(ko, shas, r["label"])
+            same = ""
+            if level == 6 and cold_shas is not None:
+                assert dir_shas(ko) == cold_shas, "a fresh --no-reuse build differs from the cold build"
+                same = "; wheels byte-identical to the cold (and reused) ones"
+            p = b.pigz(files, level, f"pigz-l{level}")
+            b.row(f"from cache, --no-reuse, level {level}", r, None, p, input_bytes=total,
+                  note=f"kwheel CPU {r['user_s'] + r['sys_s']:.1f} s, pigz CPU {p['user_s'] + p['sys_s']:.1f} s{same}")
+    rm(kc, ko, kh, kout, b.store / repo.split('/')[0])
+
+
+def memory(b: Bench) -> None:
+    repo, size = "bench-big/kernel-bench", mb(1000)
+    shas = make_repo(b.store, repo, 1, size)
+    b.prime(repo)
+    files = repo_files(b.store, repo)
+    kc, ko = WORK / "big-cache", WORK / "big-out"
+    rm(kc, ko)
+    r = b.kwheel(repo, kc, ko, "kwheel-1gb-cold")
+    verify(ko, shas, r["label"])
+    p = b.pigz(files, 6, "pigz-1gb")
+    b.row(f"memory, 1 x {size // MB} MB .so, cold", r, None, p, input_bytes=sum(f.stat().st_size for f in files),
+          note="peak RSS target < 64 MB")
+    rm(kc, ko, b.store / repo.split('/')[0])
+
+
+def scaling(b: Bench) -> None:
+    points = [("variants", n, mb(10)) for n in (1, 4, 16, 64)] + [("size", 4, mb(s)) for s in (10, 100, 400)]
+    for axis, n, size in points:
+        repo = f"bench-scale-{n}x{size // MB}/kernel-bench"
+        if not (b.store / repo).exists():
+            shas = make_repo(b.store, repo, n, size)
+            b.prime(repo)
+        else:
+            shas = json.loads((WORK / f"{n}x{size}.json").read_text())
+        (WORK / f"{n}x{size}.json").write_text(json.dumps(shas))
+        kc, ko = WORK / "sc-cache", WORK / "sc-out"
+        rm(kc, ko)
+        r = b.kwheel(repo, kc, ko, f"kwheel-scale-{axis}-{n}x{size // MB}")
+        verify(ko, shas, r["label"])
+        total = sum(f.stat().st_size for f in repo_files(b.store, repo))
+        b.scaling.append({"axis": axis, "variants": n, "size_mb": size // MB, "input_bytes": total,
+                          "wall_s": r["wall_s"], "cpu_s": round(r["user_s"] + r["sys_s"], 2), "rss_mb": r["rss_mb"],
+                          "load": r["load"], "wheel_bytes": r["wheel_bytes"]})
+        b.row(f"scaling: {n} x {size // MB} MB", r, None, input_bytes=total)
+        rm(kc, ko)
+    for p in b.store.glob("bench-scale-*"):
+        rm(p)
+
+
+# --------------------------------------------------------------------------- table
+
+
+def fmt_table(rows: list[dict]) -> str:
+    hdr = ["scenario", "kwheel s", "kernels s", "kernels/kwheel", "floor s", "kwheel/floor", "kwheel RSS MB",
+           "kernels RSS MB", "input MB", "kwheel wheels MB", "kernels wheels MB", "load"]
+    out = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+    for r in rows:
+        kw, k, f = r["kwheel"], r["kernels"], r["floor"]
+        loads = "/".join(str(x["load"]) for x in (kw, k, f) if x)
+        cells = [r["scenario"], f"{kw['wall_s']:.2f}" if kw else "-", f"{k['wall_s']:.2f}" if k else "-",
+                 f"{k['wall_s'] / kw['wall_s']:.1f}x" if kw and k else "-", f"{f['wall_s']:.2f}" if f else "-",
+                 f"{kw['wall_s'] / f['wall_s']:.2f}" if kw and f else "-", f"{kw['rss_mb']:.0f}" if kw else "-",
+                 f"{k['rss_mb']:.0f}" if k else "-", f"{r['input_bytes'] / MB:.0f}",
+                 f"{kw['wheel_bytes'] / MB:.0f}" if kw else "-", f"{k['wheel_bytes'] / MB:.0f}" if k else "-", loads]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main() -> int:
+    t_start = time.perf_counter()
+    rm(WORK)
+    WORK.mkdir(parents=True)
+    store = WORK / "store"
+    store.mkdir()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    meta = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit,
+            "scale": SCALE, "rounds": ROUNDS, "load_start": round(load1(), 2),
+            "command": f"BENCH_SCALE={SCALE:g} BENCH_ROUNDS={ROUNDS} bench/run", "machine": hvk.machine()}
+    log(f"bench/run scale {SCALE}, load {meta['load_start']}, work {WORK}")
+    try:
+        with hubfix.hub_server(store) as hub:
+            b = Bench(hub, store)
+            if not SKIP >= {"cold", "warm", "floor"}:
+                main_repo(b)
+            if "memory" not in SKIP:
+                memory(b)
+            if "scaling" not in SKIP:
+                scaling(b)
+        meta["total_s"] = round(time.perf_counter() - t_start)
+        meta["load_end"] = round(load1(), 2)
+        res = {"meta": meta, "rows": b.rows, "scaling": b.scaling}
+        (WORK.parent / "run-results.json").write_text(json.dumps(res, indent=1, default=str) + "\n")
+        print(f"{meta['date']}, commit {commit}, `{meta['command']}`, {meta['machine']}, "
+              f"1-min load {meta['load_start']} at start, {meta['load_end']} at end, {meta['total_s']} s in all\n")
+        print(fmt_table(b.rows))
+        for r in b.rows:
+            if r["note"]:
+                print(f"- {r['scenario']}: {r['note']}")
+        return 0
+    finally:
+        if not os.environ.get("BENCH_KEEP"):
+            rm(WORK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
