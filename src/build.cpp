@@ -16,6 +16,7 @@
 #include "kwheel/error.hpp"
 #include "kwheel/manylinux.hpp"
 #include "kwheel/pep440.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/variant.hpp"
 
 namespace kwheel {
@@ -48,17 +49,6 @@ std::string describe(const std::string& name, const Variant& v) {
 
 bool is_shared_object(const std::string& path) {
   return path.ends_with(".so") || path.find(".so.") != std::string::npos;
-}
-
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
-  }
 }
 
 // The platform tag a Linux variant may claim, read from its ELF files the
@@ -198,7 +188,7 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   }
   if (!variant.is_noarch() && variant.os == "linux") {
     ManylinuxReport evidence = platform_evidence(variant, plan, o);
-    plan.tags.platforms = split_dots(evidence.compressed_tag);
+    plan.tags.platforms = split(evidence.compressed_tag, '.');
     plan.platform = evidence;
   }
   const std::string dist = wheel_name_component(o.name);

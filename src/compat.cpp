@@ -3,6 +3,7 @@
 #include <regex>
 #include <vector>
 
+#include "kwheel/text.hpp"
 #include "kwheel/validate.hpp"
 
 namespace kwheel {
@@ -71,18 +72,6 @@ std::optional<std::string> python_problem(const WheelFilename& w, const Interpre
   return "Python tags " + w.python.front() + "-" + w.abi.front() + " do not fit Python " + in.python;
 }
 
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
-
 bool is_noarch_backend(const std::string& s) {
   static const char* const kNames[] = {"cpu", "cuda", "rocm", "xpu", "metal", "npu", "neuron", "cann", "tpu"};
   for (const char* n : kNames)
@@ -104,7 +93,7 @@ LocalLabel read_label(const std::string& version) {
   auto plus = version.find('+');
   if (plus == std::string::npos) return l;
   l.text = version.substr(plus + 1);
-  std::vector<std::string> segs = split_dots(l.text);
+  std::vector<std::string> segs = split(l.text, '.');
   size_t first = 0;
   static const std::regex framework(R"(^(torch|torchstableabi|tvmffi)(\d{1,6})$)");
   static const std::regex digits(R"(^\d{1,6}$)");

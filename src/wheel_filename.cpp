@@ -2,23 +2,9 @@
 
 #include "kwheel/error.hpp"
 #include "kwheel/pep440.hpp"
+#include "kwheel/text.hpp"
 
 namespace kwheel {
-
-namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t pos = s.find(sep, start);
-    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
-    if (pos == std::string::npos) return out;
-    start = pos + 1;
-  }
-}
-
-}  // namespace
 
 std::vector<std::string> WheelFilename::tags() const {
   std::vector<std::string> out;
