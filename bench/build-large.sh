@@ -22,7 +22,6 @@ size_mb=${SIZE_MB:-200}
 py=$root/.venv/bin/python
 [ -x "$py" ] || py=python3
 [ -x "$kwheel" ] || { echo "bench: no kwheel binary at $kwheel (build it first)" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 
 work=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/kwheel-bench-XXXXXX")
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -32,7 +31,10 @@ import os, sys, hashlib
 from pathlib import Path
 repo, n, size_mb, fixtures = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, fixtures)
-from elfgen import shared_object
+if os.environ.get("BENCH_ELF"):  # a prebuilt ELF base, for machines without a C compiler
+    shared_object = lambda arch: Path(os.environ["BENCH_ELF"]).read_bytes()
+else:
+    from elfgen import shared_object
 
 names = [f"torch{t}-cxx11-cu{c}-x86_64-linux" for t, c in
          [("27", "126"), ("27", "128"), ("28", "126"), ("28", "128"), ("28", "129"), ("29", "126"), ("29", "128"), ("29", "130"),
@@ -65,8 +67,26 @@ input_bytes=$(du -sb "$work/img2gray/build" | cut -f1)
 echo "bench: $variants variants, $(( input_bytes / 1000000 )) MB of input in $work" >&2
 sync  # the generator's dirty pages are not kwheel's to write back
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-/usr/bin/time -v -o "$work/time.txt" "$kwheel" build "$work/img2gray" --version 0.1.0 -o "$work/dist" -q "$@" >"$work/kwheel.out" 2>&1 || {
-  cat "$work/kwheel.out" >&2; exit 1; }
+cmd=("$kwheel" build "$work/img2gray" --version 0.1.0 -o "$work/dist" -q "$@")
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -v -o "$work/time.txt" "${cmd[@]}" >"$work/kwheel.out" 2>&1 || { cat "$work/kwheel.out" >&2; exit 1; }
+else  # same three figures from wait4(2), where GNU time is not installed
+  "$py" - "$work/time.txt" "${cmd[@]}" >"$work/kwheel.out" 2>&1 <<'PY' || { cat "$work/kwheel.out" >&2; exit 1; }
+import os, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+with open(out, "w") as f:
+    f.write(f"\tUser time (seconds): {ru.ru_utime:.2f}\n\tSystem time (seconds): {ru.ru_stime:.2f}\n")
+    f.write(f"\tElapsed (wall clock) time (h:mm:ss or m:ss): {int(wall // 60)}:{wall % 60:05.2f}\n")
+    f.write(f"\tMaximum resident set size (kbytes): {ru.ru_maxrss}\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+PY
+fi
 output_bytes=$(du -cb "$work"/dist/*.whl | tail -1 | cut -f1)
 wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
 rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
