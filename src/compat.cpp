@@ -102,8 +102,11 @@ LocalLabel read_label(const std::string& version) {
     l.framework = m[1];
     l.framework_version = MajorMinor{std::stoi(m[2]), std::stoi(segs[1])};
     first = 2;
+  } else if (segs.size() == 2 && segs[0] == "torch" && is_noarch_backend(segs[1])) {
+    l.noarch = true;  // kwheel's pure-Python label, torch.cuda
+    first = 1;
   } else if (segs.size() == 1 && is_noarch_backend(segs[0])) {
-    l.noarch = true;
+    l.noarch = true;  // labels of kwheel before 0.1.0's release: +cuda
   }
   for (size_t i = first; i < segs.size(); ++i) {
     const std::string& seg = segs[i];

@@ -27,7 +27,10 @@ std::string local_label(const Variant& v) {
   const std::string ver = v.framework_version.str();
   std::string label;
   switch (v.framework) {
-    case Framework::torch_noarch: return v.noarch == "universal" ? "" : v.noarch;
+    // "torch.cuda": the first segment "torch" sorts below every native
+    // "torch2…" label, so an unpinned install prefers a native build for the
+    // platform and falls back to pure Python only where there is none.
+    case Framework::torch_noarch: return v.noarch == "universal" ? "" : "torch." + v.noarch;
     case Framework::torch: label = "torch" + ver; break;
     case Framework::torch_stable_abi: label = "torchstableabi" + ver; break;
     case Framework::tvm_ffi: label = "tvmffi" + ver; break;

@@ -43,11 +43,11 @@ EXPECTED = {
     "torch27-metal-aarch64-darwin": ("torch2.7.metal", "torch==2.7.*"),
     "torch210-cxx11-cu130-x86_64-linux": ("torch2.10.cu130", "torch==2.10.*"),
     "torch-universal": ("", "torch"),
-    "torch-cpu": ("cpu", "torch"),
-    "torch-cuda": ("cuda", "torch"),
-    "torch-metal": ("metal", "torch"),
-    "torch-rocm": ("rocm", "torch"),
-    "torch-xpu": ("xpu", "torch"),
+    "torch-cpu": ("torch.cpu", "torch"),
+    "torch-cuda": ("torch.cuda", "torch"),
+    "torch-metal": ("torch.metal", "torch"),
+    "torch-rocm": ("torch.rocm", "torch"),
+    "torch-xpu": ("torch.xpu", "torch"),
 }
 
 

@@ -326,13 +326,13 @@ def pip_pick(venv_python: Path, links: Path) -> str:
 def test_pip_picks_the_highest_pep440_version_unpinned(built, venv_python, tmp_path):
     """`pip install img2gray==0.1.0` with every wheel on offer (x86_64
     Linux): pip takes the highest version by PEP 440 (packaging), whose
-    local-label rules therefore decide the variant. With the pure-Python
-    labels in play that is `+xpu` ("xpu" > "torch2" as strings); see
-    docs/wheel-naming.md. Among the native Linux wheels alone, torch 2.10
-    must win over 2.9 (kernels' torch210cu130 sorts below torch29...)."""
+    local-label rules therefore decide the variant. Pure-Python labels
+    (`torch.xpu`) sort below every native `torch2…` one, so the newest
+    native build wins: torch 2.10 over 2.9 (kernels' torch210cu130 sorts
+    below torch29...); see docs/wheel-naming.md."""
     report, out = built
     installable = [v["version"] for v in report["variants"] if not v["variant"].endswith("-darwin") and arch_of(v["variant"]) != "aarch64"]
-    assert pip_pick(venv_python, out) == str(max(map(Version, installable)))
+    assert pip_pick(venv_python, out) == str(max(map(Version, installable))) == "0.1.0+torch2.10.cu130"
 
     native = tmp_path / "native"
     native.mkdir()

@@ -137,7 +137,7 @@ TEST(PlanWheel, NamesVersionAndTags) {
   EXPECT_NE(u.contents.wheel.find("Root-Is-Purelib: true\n"), std::string::npos);
   EXPECT_NE(u.contents.metadata.find("\nRequires-Dist: torch\n"), std::string::npos);
   auto c = plan_wheel(img2gray(t.path(), "torch-cuda"), options(t.path() / "dist"));
-  EXPECT_EQ(c.filename, "img2gray-0.1.0+cuda-py3-none-any.whl");
+  EXPECT_EQ(c.filename, "img2gray-0.1.0+torch.cuda-py3-none-any.whl");
 }
 
 TEST(PlanWheel, NameIsNormalisedInFilenameButKeptInMetadata) {
@@ -243,7 +243,7 @@ TEST(BuildWheels, GlobFilters) {
   EXPECT_EQ(r.variants[2].status, VariantResult::Status::built);
   auto files = snapshot(o.out_dir);
   EXPECT_EQ(wheel_count(files), 2u);
-  EXPECT_TRUE(files.count("img2gray-0.1.0+cuda-py3-none-any.whl"));
+  EXPECT_TRUE(files.count("img2gray-0.1.0+torch.cuda-py3-none-any.whl"));
   EXPECT_TRUE(files.count("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl"));
 }
 

@@ -61,7 +61,7 @@ TEST(FilenameIncompatibility, TorchAndComputeFromTheLabel) {
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torchstableabi2.8.cu126" + tail), in, "auto"));
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl"), in, "auto"));
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126-cp312-abi3-manylinux_2_28_x86_64.whl"), in, "auto"));
-  EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+cuda-py3-none-any.whl"), cpython311_cuda("2.7.0", std::nullopt), "auto"));
+  EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch.cuda-py3-none-any.whl"), cpython311_cuda("2.7.0", std::nullopt), "auto"));
 }
 
 TEST(FilenameIncompatibility, ADescribedTargetChecksOnlyTorchAndCompute) {

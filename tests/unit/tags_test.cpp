@@ -35,11 +35,11 @@ const Expect kAll[] = {
     {"torch27-metal-aarch64-darwin", "cp39-abi3-macosx_26_0_arm64", "torch2.7.metal", "torch==2.7.*", false},
     {"torch210-cxx11-cu130-x86_64-linux", "cp39-abi3-manylinux_2_28_x86_64", "torch2.10.cu130", "torch==2.10.*", false},
     {"torch-universal", "py3-none-any", "", "torch", true},
-    {"torch-cpu", "py3-none-any", "cpu", "torch", true},
-    {"torch-cuda", "py3-none-any", "cuda", "torch", true},
-    {"torch-metal", "py3-none-any", "metal", "torch", true},
-    {"torch-rocm", "py3-none-any", "rocm", "torch", true},
-    {"torch-xpu", "py3-none-any", "xpu", "torch", true},
+    {"torch-cpu", "py3-none-any", "torch.cpu", "torch", true},
+    {"torch-cuda", "py3-none-any", "torch.cuda", "torch", true},
+    {"torch-metal", "py3-none-any", "torch.metal", "torch", true},
+    {"torch-rocm", "py3-none-any", "torch.rocm", "torch", true},
+    {"torch-xpu", "py3-none-any", "torch.xpu", "torch", true},
 };
 
 TagOptions claim_2_28() {
@@ -156,6 +156,16 @@ TEST(Tags, LocalLabelOrderingPicksNewerTorch) {
   EXPECT_GT(v("torch210-cxx11-cu130-x86_64-linux"), v("torch29-cxx11-cpu-x86_64-linux"));
   EXPECT_GT(v("torch210-cxx11-cu130-x86_64-linux"), v("torch27-cxx11-cu126-x86_64-linux"));
   EXPECT_GT(v("torch28-cxx11-cu129-aarch64-linux"), v("torch27-cxx11-cu126-x86_64-linux"));
+}
+
+TEST(Tags, PurePythonLabelsSortBelowEveryNativeBuild) {
+  // An unpinned install must prefer a native build for the platform; the
+  // pure-Python fallback (and torch-universal, no label) comes last.
+  auto v = [](const char* variant) { return Version::parse("0.1.0+" + local_label(parse_variant(variant))); };
+  for (const char* noarch : {"torch-xpu", "torch-cuda", "torch-cpu", "torch-rocm", "torch-metal"})
+    for (const char* native : {"torch26-cxx98-cu124-x86_64-linux", "torch29-cxx11-cpu-x86_64-linux", "torch28-cxx11-xpu20251-x86_64-linux"})
+      EXPECT_LT(v(noarch), v(native)) << noarch << " vs " << native;
+  EXPECT_LT(Version::parse("0.1.0"), v("torch-cpu"));
 }
 
 TEST(Tags, AutoLeavesLinuxPlatformOpen) {
