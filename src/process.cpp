@@ -106,6 +106,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  else if (!r.timed_out && WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
   return r;
 }
 

@@ -1,6 +1,7 @@
 #include "kwheel/validate.hpp"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <fstream>
 #include <regex>
@@ -20,9 +21,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // Keeps the child's environment to what we choose: no user site, no
-// PYTHONPATH leaking packages in, so the test proves the wheel alone.
-ProcessOptions isolated(std::chrono::seconds timeout) {
+// PYTHONPATH leaking packages in, so the test proves the wheel alone. `cwd`
+// matters too: `python -c`/`-m` put the working directory first on sys.path,
+// where a source checkout's img2gray/ would shadow the installed wheel.
+ProcessOptions isolated(std::chrono::seconds timeout, std::optional<fs::path> cwd = std::nullopt) {
   ProcessOptions o;
+  if (cwd) o.cwd = cwd->string();
   o.set_env = {{"PYTHONNOUSERSITE", "1"}, {"PYTHONDONTWRITEBYTECODE", "1"}, {"PIP_DISABLE_PIP_VERSION_CHECK", "1"}};
   o.unset_env = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_REQUIRE_VIRTUALENV"};
   o.timeout = timeout;
@@ -36,13 +40,49 @@ std::string last_line(const std::string& text) {
   return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
+// The last `lines` non-empty lines of `text`, joined by " | " so that a
+// reason stays on one line.
 std::string tail(const std::string& text, size_t lines = 6) {
-  size_t pos = text.size();
-  while (lines-- && pos > 0) {
-    pos = text.rfind('\n', pos - 1);
-    if (pos == std::string::npos) return text;
+  std::vector<std::string> kept;
+  size_t end = text.size();
+  while (kept.size() < lines && end > 0) {
+    size_t nl = text.rfind('\n', end - 1);
+    size_t start = nl == std::string::npos ? 0 : nl + 1;
+    std::string line = text.substr(start, end - start);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) kept.push_back(line);
+    if (nl == std::string::npos) break;
+    end = nl;
   }
-  return text.substr(pos + 1);
+  std::string out;
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) out += (out.empty() ? "" : " | ") + *it;
+  return out;
+}
+
+// Why a check process ended without a report: the signal or exit status,
+// the step it had announced last ("kwheel-stage: ..." on stderr) and the
+// first line it printed after that (faulthandler's "Fatal Python error:
+// Segmentation fault", a Python exception, ...).
+std::string describe_death(const ProcessResult& run) {
+  static const std::string marker = "kwheel-stage: ";
+  std::string stage, after;
+  size_t at = run.err.rfind(marker);
+  if (at != std::string::npos && (at == 0 || run.err[at - 1] == '\n')) {
+    size_t eol = run.err.find('\n', at);
+    stage = run.err.substr(at + marker.size(), eol == std::string::npos ? std::string::npos : eol - at - marker.size());
+    std::string rest = eol == std::string::npos ? std::string() : run.err.substr(eol + 1);
+    size_t first = rest.find_first_not_of("\r\n");
+    std::string first_line = first == std::string::npos ? std::string() : rest.substr(first, rest.find('\n', first) - first);
+    after = first_line.starts_with("Fatal Python error") ? first_line : tail(rest, 3);
+  } else {
+    after = tail(run.err, 4);
+  }
+  std::string how = run.term_signal ? "crashed with signal " + std::to_string(run.term_signal) + " (" + ::strsignal(run.term_signal) + ")"
+                                    : "died (exit " + std::to_string(run.exit_code) + ")";
+  std::string msg = "the check process " + how;
+  if (!stage.empty()) msg += " while " + stage;
+  if (!after.empty()) msg += ": " + after;
+  return msg;
 }
 
 std::string package_of(const WheelArchive& w) {
@@ -87,7 +127,9 @@ InterpreterInfo probe_interpreter(const std::string& python) {
   ProcessOptions o = isolated(std::chrono::seconds(60));
   ProcessResult r;
   try {
-    r = run_process({python, "-c", std::string(embedded_python("probe_interpreter"))}, o);
+    // -I: no working directory on sys.path (a torch/ checkout there must not
+    // pass for the installed torch), no PYTHON* variables, no user site.
+    r = run_process({python, "-I", "-c", std::string(embedded_python("probe_interpreter"))}, o);
   } catch (const Error&) {
     throw Error(ErrorKind::usage, "cannot run Python interpreter '" + python + "'; pass --python PATH to one that has torch");
   }
@@ -103,6 +145,7 @@ InterpreterInfo probe_interpreter(const std::string& python) {
   in.system = j.value("system", "");
   in.glibc = j.value("glibc", "");
   in.has_pip = j.value("has_pip", false);
+  in.pip_runner = j.value("pip_runner", "");
   if (j.contains("torch") && j["torch"].is_string()) in.torch = j["torch"];
   if (j.contains("cuda") && j["cuda"].is_string()) in.cuda = j["cuda"];
   if (j.contains("hip") && j["hip"].is_string()) in.hip = j["hip"];
@@ -171,38 +214,59 @@ ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in,
   if (o.keep_env) tmp.keep();
   const fs::path env = tmp.path() / "env";
   auto t = Clock::now();
-  ProcessResult venv = run_process({in.executable, "-m", "venv", "--without-pip", env.string()}, isolated(o.timeout));
+  ProcessResult venv = run_process({in.executable, "-m", "venv", "--without-pip", env.string()}, isolated(o.timeout, tmp.path()));
   if (venv.exit_code != 0) return fail("cannot create a virtual environment with " + in.executable + ": " + tail(venv.err, 2));
   // A venv does not see its parent's packages, not even with
   // --system-site-packages when the parent is itself a venv: point a .pth
-  // at the directory that holds torch instead.
+  // at the directory that holds torch instead. addsitedir, not a bare path
+  // line, so that .pth files there (torch's own dependencies may rely on
+  // them) are processed as they are for the interpreter itself.
   const fs::path site = env / "lib" / ("python" + in.python) / "site-packages";
   if (!in.torch_site.empty()) {
     std::ofstream pth(site / "_kwheel_torch.pth");
-    pth << in.torch_site << "\n";
+    pth << "import site; site.addsitedir(" << json(in.torch_site).dump() << ")\n";
     if (!pth) return fail("cannot write " + (site / "_kwheel_torch.pth").string());
   }
   const std::string env_python = (env / "bin" / "python").string();
   r.timings["venv"] = seconds_since(t);
 
   t = Clock::now();
-  ProcessResult pip = run_process({in.executable, "-m", "pip", "--python", env_python, "install", "--no-deps", "--no-index", "--no-cache-dir",
-                                   "--no-compile", "--disable-pip-version-check", "-q", fs::absolute(path).string()},
-                                  isolated(o.timeout));
+  // pip's own `--python ENV` starts pip twice (here, then inside ENV through
+  // __pip-runner__.py); running the runner in ENV directly is the same code
+  // path with one start-up fewer. --ignore-installed: the environment sees
+  // torch's site-packages, and a copy of this package installed there (a
+  // previous build of the same version, say) must neither stop the install
+  // ("already installed") nor be uninstalled. --isolated: no PIP_* variables
+  // or user pip.conf (user = true would install into ~/.local).
+  std::vector<std::string> pip_argv =
+      in.pip_runner.empty() ? std::vector<std::string>{in.executable, "-m", "pip", "--python", env_python}
+                            : std::vector<std::string>{env_python, "-I", in.pip_runner};
+  for (const char* a : {"install", "--isolated", "--no-deps", "--no-index", "--no-cache-dir", "--no-compile", "--ignore-installed",
+                        "--no-warn-conflicts", "--disable-pip-version-check", "-q"})
+    pip_argv.emplace_back(a);
+  pip_argv.push_back(fs::absolute(path).string());
+  ProcessResult pip = run_process(pip_argv, isolated(o.timeout, tmp.path()));
   r.timings["install"] = seconds_since(t);
   if (pip.timed_out) return fail("pip install timed out after " + std::to_string(o.timeout.count()) + " s");
   if (pip.exit_code != 0) return fail("pip refused to install the wheel: " + tail(pip.err, 3));
 
   t = Clock::now();
   const std::string abi = read_label(wheel->filename().version).cxx98 ? "cxx98" : (wheel->filename().platform.front() == "any" ? "any" : "cxx11");
-  ProcessResult run = run_process({env_python, "-c", std::string(embedded_python("validate_runner")), package, o.device, abi}, isolated(o.timeout));
+  ProcessResult run = run_process({env_python, "-I", "-c", std::string(embedded_python("validate_runner")), package, o.device, abi},
+                                  isolated(o.timeout, tmp.path()));
   r.timings["check"] = seconds_since(t);
   r.timings["total"] = seconds_since(t0);
   if (o.keep_env) r.details["env"] = env.string();
   if (run.timed_out) return fail("the kernel check timed out after " + std::to_string(o.timeout.count()) + " s");
   json report = json::parse(last_line(run.out), nullptr, false);
   if (report.is_discarded() || !report.is_object())
-    return fail("the check process died (exit " + std::to_string(run.exit_code) + "): " + tail(run.err, 4));
+    return fail(describe_death(run));
+  // The runner's own step timings join kwheel's phases: check.import_torch,
+  // check.kernel_check, ...
+  if (report.contains("timings") && report["timings"].is_object()) {
+    for (const auto& [k, v] : report["timings"].items()) r.timings["check." + k] = v;
+    report.erase("timings");
+  }
   r.details.update(report);
   if (run.exit_code == 0) r.status = ValidationResult::Status::pass;
   else if (run.exit_code == 3) {

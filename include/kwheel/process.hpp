@@ -13,6 +13,7 @@ namespace kwheel {
 struct ProcessResult {
   int exit_code = -1;        // -1 when killed by a signal or the timeout
   bool timed_out = false;
+  int term_signal = 0;       // the signal that ended it, 0 if it exited
   std::string out;           // stdout (bounded)
   std::string err;           // stderr (bounded)
 };

@@ -21,6 +21,7 @@ struct InterpreterInfo {
   std::string system;    // "linux"
   std::string glibc;     // "2.36", empty if not glibc
   bool has_pip = false;
+  std::string pip_runner;            // pip's __pip-runner__.py (pip >= 22.3), empty if none
   std::optional<std::string> torch;  // "2.11.0+cu130"
   std::optional<std::string> cuda;   // "13.0"
   std::optional<std::string> hip;

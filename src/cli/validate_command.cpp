@@ -28,6 +28,9 @@ std::vector<fs::path> wheels_in(const std::vector<std::string>& inputs) {
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(in, ec)) {
+      // A named file that is not even called *.whl is a mistake on the
+      // command line, not a wheel that fails validation.
+      if (fs::path(in).extension() != ".whl") throw Error(ErrorKind::input, "'" + in + "' is not a wheel (a .whl file)");
       out.emplace_back(in);
     } else {
       throw Error(ErrorKind::not_found, "'" + in + "' is neither a wheel file nor a directory of wheels");

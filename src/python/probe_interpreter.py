@@ -15,6 +15,13 @@ info = {
     "glibc": "",
     "has_pip": importlib.util.find_spec("pip") is not None,
 }
+# pip >= 22.3 ships __pip-runner__.py, with which `pip --python ENV` runs
+# itself inside ENV; kwheel runs it there directly and saves a pip start-up.
+pip_spec = importlib.util.find_spec("pip")
+if pip_spec and pip_spec.origin:
+    runner = os.path.join(os.path.dirname(pip_spec.origin), "__pip-runner__.py")
+    if os.path.isfile(runner):
+        info["pip_runner"] = runner
 try:
     libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
     if libc.startswith("glibc "):
