@@ -138,6 +138,7 @@ def test_layout_is_exactly_the_hub_layout(built):
     assert everything == sorted([
         "build", v, f"{v}/img2gray",
         f"{v}/img2gray/__init__.py",
+        f"{v}/img2gray/_kwheel_check.py",  # the check `kwheel validate` runs
         f"{v}/img2gray/_ops.py",
         f"{v}/img2gray/{ops_name}.abi3.so",
     ])
@@ -334,7 +335,7 @@ def test_rebuild_is_idempotent_and_prunes_stale_files(built):
     (pkg / "_img2gray_0000000.abi3.so").write_bytes(b"stale")
     (pkg / "__pycache__").mkdir()
     assert build_kernel(out, "--cpu") == variant_dir
-    assert sorted(p.name for p in pkg.iterdir()) == sorted(["__init__.py", "_ops.py", so.name])
+    assert sorted(p.name for p in pkg.iterdir()) == sorted(["__init__.py", "_kwheel_check.py", "_ops.py", so.name])
     assert (so.read_bytes(), so.stat().st_mtime_ns) == before
 
 
@@ -344,7 +345,7 @@ def test_build_is_reproducible_across_build_dirs(built, tmp_path):
     _, variant_dir = built
     other = build_kernel(tmp_path / "out", "--cpu", "--build-dir", str(tmp_path / "cmake"))
     assert other.name == variant_dir.name
-    for name in ("__init__.py", "_ops.py", the_so(variant_dir).name):
+    for name in ("__init__.py", "_kwheel_check.py", "_ops.py", the_so(variant_dir).name):
         assert (other / "img2gray" / name).read_bytes() == (variant_dir / "img2gray" / name).read_bytes(), name
 
 
