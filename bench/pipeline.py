@@ -13,14 +13,18 @@ Scenarios (sizes x BENCH_SCALE):
 The .so files are real ELF (tests/integration/elfgen.py's shared_object()) followed by a slice of
 libtorch_cpu.so.1.13.0 rotated to a different offset per variant (real machine code, not random,
 not zeros). Every output wheel of every run is verified against its RECORD, and its .so against the
-served file (bench/hub-vs-kernels.py's verify_set), in the same run.
+served file (a streaming verifier like bench/hub-vs-kernels.py's), in the same run.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import importlib.util
+import base64
+import csv
+import io
+import platform
+import zipfile
 import json
 import os
 import shutil
@@ -36,9 +40,63 @@ sys.path.insert(0, str(ROOT / "tests" / "hub"))
 import fixture as hubfix  # noqa: E402
 from elfgen import shared_object  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("hvk", ROOT / "bench" / "hub-vs-kernels.py")
-hvk = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hvk)  # reuse its streaming RECORD verifier and variant names
+import hubtest as H  # noqa: E402
+
+
+class hvk:  # noqa: N801
+    """Streaming RECORD verifier and variant names, as in bench/hub-vs-kernels.py (kept here so that
+    bench/run does not depend on that script)."""
+
+    H = H
+
+    @staticmethod
+    def variant_names(n: int) -> list[str]:
+        torch = ["26", "27", "28", "29", "210", "211"]
+        backends = ["cu118", "cu124", "cu126", "cu128", "cu129", "cpu"]
+        return [f"torch{t}-cxx11-{b}-x86_64-linux" for t in torch for b in backends][:n]
+
+    @staticmethod
+    def verify_wheel(path: Path) -> dict[str, str]:
+        """Streams every member through sha256, checks it against RECORD; returns {member: sha256 hex}."""
+        out = {}
+        with zipfile.ZipFile(path) as z:
+            names = [i.filename for i in z.infolist() if not i.is_dir()]
+            (record,) = [n for n in names if n.endswith(".dist-info/RECORD")]
+            rows = {r[0]: r for r in csv.reader(io.StringIO(z.read(record).decode()))}
+            assert set(rows) == set(names), f"{path.name}: RECORD and archive disagree"
+            for n in names:
+                if n == record:
+                    assert rows[n][1:] == ["", ""], f"{path.name}: RECORD lists a hash for itself"
+                    continue
+                h, size = hashlib.sha256(), 0
+                with z.open(n) as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+                        size += len(chunk)
+                want = "sha256=" + base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+                assert rows[n][1] == want and rows[n][2] == str(size), f"{path.name}: {n} does not match RECORD"
+                out[n] = h.hexdigest()
+        return out
+
+    @staticmethod
+    def verify_set(out_dir: Path, so_shas: dict[str, str]) -> int:
+        """Every wheel sound, one per variant, each carrying its variant's .so byte for byte."""
+        wheels = sorted(out_dir.glob("*.whl"))
+        assert len(wheels) == len(so_shas), f"{len(wheels)} wheels in {out_dir}, expected {len(so_shas)}"
+        seen = set()
+        for w in wheels:
+            (so,) = [h for n, h in hvk.verify_wheel(w).items() if n.endswith(".so")]
+            assert so in set(so_shas.values()), f"{w.name}: its .so is not one the Hub served"
+            seen.add(so)
+        assert seen == set(so_shas.values())
+        return len(wheels)
+
+    @staticmethod
+    def machine() -> str:
+        cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                    if ln.startswith("model name")), "?")
+        mem = int(Path("/proc/meminfo").read_text().split()[1]) // (1024 * 1024)
+        return f"{os.cpu_count()} CPU ({cpu}), {mem} GiB RAM, {platform.system()} {platform.release()}"
 
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1"))
