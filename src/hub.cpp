@@ -97,8 +97,19 @@ std::string HubClient::api_base() const {
 
 [[noreturn]] void HubClient::throw_for(const HttpResponse& r, const std::string& what) {
   const std::string code = r.header("x-error-code");
-  const std::string message = config_.token.redact(r.header("x-error-message"));
+  std::string message = r.header("x-error-message");
+  if (message.empty()) {  // huggingface_hub falls back to the JSON body's "error"
+    json body = json::parse(r.body, nullptr, false);
+    if (body.is_object() && body.contains("error") && body["error"].is_string()) message = body["error"];
+  }
+  message = config_.token.redact(message);
   const std::string repo = "repo '" + repo_id_ + "' at " + config_.endpoint;
+  // Not "repo not found": the token itself was refused (huggingface_hub
+  // makes the same exception to its 401 -> RepositoryNotFoundError rule).
+  if (r.status == 401 && code.empty() && message == "Invalid credentials in Authorization header")
+    throw Error(ErrorKind::auth, "the Hub at " + config_.endpoint + " rejected the token" +
+                                     (config_.token_source.empty() ? "" : " (from " + config_.token_source + ")") + " while " + what +
+                                     ": " + message + "; check or renew it, or unset it for public repos");
   if (code == "GatedRepo")
     throw Error(ErrorKind::auth, repo + " is gated: request access on " + repo_url() + " and pass a token of an account that was granted it (--token or HF_TOKEN)");
   if (code == "RepoNotFound" || (r.status == 401 && code.empty())) {
