@@ -40,7 +40,30 @@ sys.path.insert(0, str(ROOT / "tests" / "hub"))
 import fixture as hubfix  # noqa: E402
 from elfgen import shared_object  # noqa: E402
 
-import hubtest as H  # noqa: E402
+
+
+class H:
+    """The two helpers of tests/integration/hubtest.py that bench/run needs."""
+
+    @staticmethod
+    def sha256_file(path) -> str:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+
+    @staticmethod
+    def clean_env(home: Path | None = None) -> dict:
+        """The environment minus HF_* / proxy settings, HF_HOME in `home`."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("HF_", "HUGGINGFACE_", "KWHEEL_")) and k.lower() not in
+               ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
+        env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+        if home is not None:
+            env["HF_HOME"] = str(home)
+        env.setdefault("SOURCE_DATE_EPOCH", "1735689600")
+        return env
 
 
 class hvk:  # noqa: N801
