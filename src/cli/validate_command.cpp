@@ -16,29 +16,6 @@ struct ValidateArgs {
   unsigned timeout = 900;
 };
 
-std::vector<fs::path> wheels_in(const std::vector<std::string>& inputs) {
-  std::vector<fs::path> out;
-  for (const auto& in : inputs) {
-    std::error_code ec;
-    if (fs::is_directory(in, ec)) {
-      std::vector<fs::path> found;
-      for (const auto& e : fs::directory_iterator(in))
-        if (e.is_regular_file() && e.path().extension() == ".whl" && !e.path().filename().string().starts_with(".")) found.push_back(e.path());
-      if (found.empty()) throw Error(ErrorKind::not_found, "directory '" + in + "' holds no .whl file; build some with `kwheel build`");
-      std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::is_regular_file(in, ec)) {
-      // A named file that is not even called *.whl is a mistake on the
-      // command line, not a wheel that fails validation.
-      if (fs::path(in).extension() != ".whl") throw Error(ErrorKind::input, "'" + in + "' is not a wheel (a .whl file)");
-      out.emplace_back(in);
-    } else {
-      throw Error(ErrorKind::not_found, "'" + in + "' is neither a wheel file nor a directory of wheels");
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 void register_validate(CLI::App& app, Output& out, int& exit_code) {
@@ -54,7 +31,7 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
-    auto wheels = wheels_in(args->inputs);
+    auto wheels = wheel_files(args->inputs);
     InterpreterInfo interp = probe_interpreter(args->options.python);
     out.info("validating " + std::to_string(wheels.size()) + " wheel(s) with " + interp.executable + " (Python " + interp.python +
              ", torch " + interp.torch.value_or("none") + (interp.cuda ? ", CUDA " + *interp.cuda : "") + ")");
