@@ -582,6 +582,13 @@ def test_gated_repo_without_token(hub, ws):
     assert_failed(r, ws, 6, GATED, "gated")
 
 
+def test_gated_repo_granted_with_token(hub, ws, clean):
+    r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", "--token", TOKEN, repo=GATED)
+    assert r.returncode == 0, str(r)
+    assert H.wheel_shas(r) == clean and TOKEN not in r.output
+    assert not any(e["auth"] for e in hub.log(listener="cdn"))
+
+
 def test_gated_repo_not_granted(hub, ws):
     r = hub_build(hub, ws, "--version", "0.1.1", "--token", TOKEN, repo=DENIED)
     assert_failed(r, ws, 6, DENIED, "gated")
