@@ -12,32 +12,15 @@
 #include <map>
 
 #include "kwheel/error.hpp"
+#include "test_support.hpp"
 
 using namespace kwheel;
 namespace fs = std::filesystem;
+using kwheel::testing::TempDir;
+using kwheel::testing::slurp;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "kwheel-build-XXXXXX").string();
-    path_ = ::mkdtemp(templ.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // A variant whose files live under dir/<variant>/.
 VariantInput variant(const fs::path& dir, const std::string& name, std::vector<std::pair<std::string, std::string>> files) {

@@ -16,32 +16,15 @@
 #include <iterator>
 
 #include "kwheel/error.hpp"
+#include "test_support.hpp"
 
 using namespace kwheel;
 namespace fs = std::filesystem;
+using kwheel::testing::TempDir;
+using kwheel::testing::slurp;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "kwheel-writer-XXXXXX").string();
-    path_ = ::mkdtemp(templ.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void write(const fs::path& p, const std::string& content) {
   fs::create_directories(p.parent_path());
