@@ -11,6 +11,7 @@
 
 #include "kwheel/atomic_file.hpp"
 #include "kwheel/core_metadata.hpp"
+#include "kwheel/deflate.hpp"
 #include "kwheel/digest.hpp"
 #include "kwheel/elf.hpp"
 #include "kwheel/error.hpp"
@@ -120,6 +121,8 @@ std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& o) {
   };
   field(std::string("kwheel ") + KWHEEL_VERSION);
   field(std::to_string(o.write.compression_level));
+  // The deflate library's version decides the compressed bytes.
+  field(o.write.compression_level > 0 ? ChunkDeflater::engine(o.write.compression_level) : "stored");
   field(o.write.source_date_epoch ? std::to_string(*o.write.source_date_epoch) : "default-epoch");
   field(plan.filename);
   field(plan.contents.metadata);

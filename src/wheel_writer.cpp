@@ -12,6 +12,7 @@
 #include <set>
 
 #include "kwheel/atomic_file.hpp"
+#include "kwheel/deflate.hpp"
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
 
@@ -122,70 +123,62 @@ struct ErrorState {
   }
 };
 
-zip_int64_t stat_reply(ErrorState& err, void* data, zip_uint64_t len, uint64_t size, std::time_t mtime) {
-  auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &err.zerr);
-  if (!st) return -1;
-  zip_stat_init(st);
-  st->valid = ZIP_STAT_SIZE | ZIP_STAT_MTIME;
-  st->size = size;
-  st->mtime = mtime;
-  return sizeof(*st);
-}
-
 zip_int64_t supports() {
   return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
                                         ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
 }
 
-// A file member: read with plain read(2) in libzip's chunk size, hashed on
-// the way through, so the file is read exactly once.
-struct MemberSource {
-  const WheelMember* member = nullptr;
-  uint64_t expected = 0;
-  std::time_t mtime = 0;
-  RecordEntry* record = nullptr;
-  int fd = -1;
-  uint64_t seen = 0;
-  Hasher hasher;
-  ErrorState err;
+// Buffers shared by the members of one wheel: libzip packs them one at a
+// time, so one chunk in and one compressed chunk out bound the memory.
+struct DeflateScratch {
+  ChunkDeflater deflater;
+  std::vector<std::byte> raw;
+  std::vector<unsigned char> packed;
+  explicit DeflateScratch(int level) : deflater(level), raw(kDeflateChunk) {}
+};
 
-  ~MemberSource() {
-    if (fd >= 0) ::close(fd);
-  }
+// One member as libzip reads it. With a deflater the bytes handed to libzip
+// are already compressed (libdeflate, in chunks) and the stat libzip takes
+// after the last read carries the CRC; libzip then copies them as they are.
+// Without one (level 0) libzip stores the raw bytes and sums the CRC itself.
+class MemberSourceBase {
+ public:
+  virtual ~MemberSourceBase() = default;
+  ErrorState err;
+  std::string name;       // archive path, for messages
+  uint64_t expected = 0;  // uncompressed size, known before packing
+  std::time_t mtime = 0;
+  DeflateScratch* scratch = nullptr;
 
   zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) noexcept {
-    const std::string& name = member->archive_path;
     try {
       switch (cmd) {
         case ZIP_SOURCE_OPEN:
-          fd = ::open(member->source.c_str(), O_RDONLY | O_CLOEXEC);
-          if (fd < 0)
-            return err.fail(ZIP_ER_OPEN, errno, "cannot open '" + member->source.string() + "': " + std::strerror(errno));
-          seen = 0;
-          return 0;
-        case ZIP_SOURCE_READ: {
-          ssize_t n;
-          do n = ::read(fd, data, len);
-          while (n < 0 && errno == EINTR);
-          if (n < 0)
-            return err.fail(ZIP_ER_READ, errno, "cannot read '" + member->source.string() + "': " + std::strerror(errno));
-          seen += static_cast<uint64_t>(n);
-          // A file that changes while we pack it would make RECORD lie.
-          if (seen > expected || (n == 0 && seen != expected))
-            return err.fail(ZIP_ER_INCONS, 0,
-                            "'" + member->source.string() + "' changed size while being packed (expected " +
-                                std::to_string(expected) + " bytes, read " + std::to_string(seen) + ")");
-          hasher.update(std::span(static_cast<const std::byte*>(data), static_cast<size_t>(n)));
-          return n;
+          fed_ = 0;
+          crc_ = 0;
+          out_pos_ = 0;
+          done_ = false;
+          if (scratch) scratch->packed.clear();
+          return open() ? 0 : -1;
+        case ZIP_SOURCE_READ: return scratch ? read_packed(static_cast<unsigned char*>(data), len)
+                                             : read_raw(static_cast<std::byte*>(data), len);
+        case ZIP_SOURCE_CLOSE: return close() ? 0 : -1;
+        case ZIP_SOURCE_STAT: {
+          auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &err.zerr);
+          if (!st) return -1;
+          zip_stat_init(st);
+          st->valid = ZIP_STAT_SIZE | ZIP_STAT_MTIME;
+          st->size = expected;
+          st->mtime = mtime;
+          if (scratch) {
+            // Before the first read the CRC is a placeholder: libzip writes
+            // the local header again from the stat it takes at the end.
+            st->valid |= ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
+            st->comp_method = ZIP_CM_DEFLATE;
+            st->crc = crc_;
+          }
+          return sizeof(*st);
         }
-        case ZIP_SOURCE_CLOSE: {
-          ::close(fd);
-          fd = -1;
-          auto digest = hasher.finish();
-          *record = RecordEntry{name, "sha256=" + urlsafe_b64_nopad(digest), expected};
-          return 0;
-        }
-        case ZIP_SOURCE_STAT: return stat_reply(err, data, len, expected, mtime);
         case ZIP_SOURCE_ERROR: return zip_error_to_data(&err.zerr, data, len);
         case ZIP_SOURCE_FREE: return 0;
         case ZIP_SOURCE_SUPPORTS: return supports();
@@ -195,55 +188,142 @@ struct MemberSource {
       return err.fail(ZIP_ER_INTERNAL, 0, std::string("packing '") + name + "': " + e.what());
     }
   }
-};
 
-// RECORD is rendered when libzip opens it, after every other member was
-// read. Its size is known up front: each hash is exactly 43 characters.
-struct RecordSource {
-  const std::vector<RecordEntry>* entries = nullptr;
-  std::string own_path;
-  uint64_t expected = 0;
-  std::time_t mtime = 0;
-  std::string text;
-  size_t pos = 0;
-  ErrorState err;
+ protected:
+  virtual bool open() = 0;
+  // The member's next raw bytes, at most `cap`; 0 at its end. Returns -1
+  // after setting err.
+  virtual zip_int64_t fill(std::byte* buf, size_t cap) = 0;
+  virtual bool close() = 0;
 
-  zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) noexcept {
-    try {
-      switch (cmd) {
-        case ZIP_SOURCE_OPEN: {
-          std::vector<RecordEntry> rows = *entries;
-          for (const auto& r : rows)
-            if (r.hash.empty())
-              return err.fail(ZIP_ER_INTERNAL, 0, "RECORD was requested before member '" + r.path + "' was packed");
-          rows.push_back({own_path, "", std::nullopt});
-          text = format_record(rows);
-          pos = 0;
-          if (text.size() != expected) return err.fail(ZIP_ER_INTERNAL, 0, "RECORD size differs from its plan");
-          return 0;
-        }
-        case ZIP_SOURCE_READ: {
-          size_t n = std::min<size_t>(len, text.size() - pos);
-          std::memcpy(data, text.data() + pos, n);
-          pos += n;
-          return static_cast<zip_int64_t>(n);
-        }
-        case ZIP_SOURCE_CLOSE: return 0;
-        case ZIP_SOURCE_STAT: return stat_reply(err, data, len, expected, mtime);
-        case ZIP_SOURCE_ERROR: return zip_error_to_data(&err.zerr, data, len);
-        case ZIP_SOURCE_FREE: return 0;
-        case ZIP_SOURCE_SUPPORTS: return supports();
-        default: return err.fail(ZIP_ER_OPNOTSUPP, 0, "unsupported libzip source command");
+ private:
+  uint64_t fed_ = 0;
+  uint32_t crc_ = 0;
+  size_t out_pos_ = 0;
+  bool done_ = false;
+
+  zip_int64_t read_raw(std::byte* data, zip_uint64_t len) { return fill(data, static_cast<size_t>(len)); }
+
+  zip_int64_t read_packed(unsigned char* data, zip_uint64_t len) {
+    auto& packed = scratch->packed;
+    while (out_pos_ == packed.size() && !done_) {
+      // A whole chunk (or the member's rest), whatever read() returns.
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(kDeflateChunk, expected - fed_));
+      size_t got = 0;
+      while (got < want) {
+        zip_int64_t n = fill(scratch->raw.data() + got, want - got);
+        if (n < 0) return -1;
+        if (n == 0) break;  // fill() has already failed on a short file
+        got += static_cast<size_t>(n);
       }
-    } catch (const std::exception& e) {
-      return err.fail(ZIP_ER_INTERNAL, 0, std::string("writing RECORD: ") + e.what());
+      fed_ += got;
+      std::span<const std::byte> chunk(scratch->raw.data(), got);
+      crc_ = crc32_update(crc_, chunk);
+      done_ = fed_ == expected;
+      if (done_) {
+        std::byte probe;  // the member must end here, not grow under us
+        if (fill(&probe, 1) != 0) return -1;
+      }
+      scratch->deflater.compress(chunk, done_, packed);
+      out_pos_ = 0;
     }
+    const size_t n = std::min<size_t>(static_cast<size_t>(len), packed.size() - out_pos_);
+    std::memcpy(data, packed.data() + out_pos_, n);
+    out_pos_ += n;
+    return static_cast<zip_int64_t>(n);
   }
 };
 
-template <typename Source>
+// A file member: read once with read(2), hashed for RECORD on the way.
+class FileSource final : public MemberSourceBase {
+ public:
+  const WheelMember* member = nullptr;
+  RecordEntry* record = nullptr;
+  ~FileSource() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ protected:
+  bool open() override {
+    fd_ = ::open(member->source.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+    {
+      err.fail(ZIP_ER_OPEN, errno, "cannot open '" + member->source.string() + "': " + std::strerror(errno));
+      return false;
+    }
+    seen_ = 0;
+    return true;
+  }
+  zip_int64_t fill(std::byte* buf, size_t cap) override {
+    ssize_t n;
+    do n = ::read(fd_, buf, cap);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return err.fail(ZIP_ER_READ, errno, "cannot read '" + member->source.string() + "': " + std::strerror(errno));
+    seen_ += static_cast<uint64_t>(n);
+    // A file that changes while we pack it would make RECORD lie.
+    if (seen_ > expected || (n == 0 && seen_ != expected))
+      return err.fail(ZIP_ER_INCONS, 0,
+                      "'" + member->source.string() + "' changed size while being packed (expected " +
+                          std::to_string(expected) + " bytes, read " + std::to_string(seen_) + ")");
+    hasher_.update(std::span<const std::byte>(buf, static_cast<size_t>(n)));
+    return n;
+  }
+  bool close() override {
+    ::close(fd_);
+    fd_ = -1;
+    auto digest = hasher_.finish();
+    *record = RecordEntry{name, "sha256=" + urlsafe_b64_nopad(digest), expected};
+    return true;
+  }
+
+ private:
+  int fd_ = -1;
+  uint64_t seen_ = 0;
+  Hasher hasher_;
+};
+
+// An in-memory member (METADATA, WHEEL), or RECORD, which is rendered when
+// libzip opens it: after every other member was read. RECORD's size is
+// known up front, as each hash is exactly 43 characters.
+class TextSource final : public MemberSourceBase {
+ public:
+  std::string text;
+  // Set for RECORD only.
+  const std::vector<RecordEntry>* record_rows = nullptr;
+
+ protected:
+  bool open() override {
+    if (record_rows) {
+      std::vector<RecordEntry> rows = *record_rows;
+      for (const auto& r : rows)
+        if (r.hash.empty()) {
+          err.fail(ZIP_ER_INTERNAL, 0, "RECORD was requested before member '" + r.path + "' was packed");
+          return false;
+        }
+      rows.push_back({name, "", std::nullopt});
+      text = format_record(rows);
+    }
+    if (text.size() != expected) {
+      err.fail(ZIP_ER_INTERNAL, 0, "'" + name + "' size differs from its plan");
+      return false;
+    }
+    pos_ = 0;
+    return true;
+  }
+  zip_int64_t fill(std::byte* buf, size_t cap) override {
+    const size_t n = std::min(cap, text.size() - pos_);
+    std::memcpy(buf, text.data() + pos_, n);
+    pos_ += n;
+    return static_cast<zip_int64_t>(n);
+  }
+  bool close() override { return true; }
+
+ private:
+  size_t pos_ = 0;
+};
+
 zip_int64_t trampoline(void* ud, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-  return static_cast<Source*>(ud)->handle(data, len, cmd);
+  return static_cast<MemberSourceBase*>(ud)->handle(data, len, cmd);
 }
 
 bool is_shared_object(const std::string& path) {
@@ -297,14 +377,19 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   const std::string wheel_path = dist_prefix + "WHEEL";
   const std::string record_path = dist_prefix + "RECORD";
 
+  // One deflater per wheel (level 0 stores): libzip packs members in turn.
+  std::unique_ptr<DeflateScratch> scratch;
+  if (options.compression_level > 0) scratch = std::make_unique<DeflateScratch>(options.compression_level);
+
   // RECORD rows, filled in by each source as libzip finishes reading it.
   std::vector<RecordEntry> rows(members.size() + 2);
-  std::vector<std::unique_ptr<MemberSource>> sources;
+  std::vector<std::unique_ptr<FileSource>> sources;
   const std::string hash_placeholder = "sha256=" + std::string(43, 'A');
   std::vector<RecordEntry> plan;
   for (size_t i = 0; i < members.size(); ++i) {
-    auto src = std::make_unique<MemberSource>();
+    auto src = std::make_unique<FileSource>();
     src->member = members[i];
+    src->name = members[i]->archive_path;
     std::error_code ec;
     uint64_t actual = std::filesystem::file_size(members[i]->source, ec);
     if (ec) throw fail(ErrorKind::io, "cannot read '" + members[i]->source.string() + "': " + ec.message());
@@ -313,6 +398,7 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
                                        " bytes, expected " + std::to_string(*members[i]->size));
     src->expected = actual;
     src->mtime = mtime;
+    src->scratch = scratch.get();
     src->record = &rows[i];
     plan.push_back({members[i]->archive_path, hash_placeholder, actual});
     sources.push_back(std::move(src));
@@ -328,11 +414,19 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   plan.push_back(rows[members.size() + 1]);
   plan.push_back({record_path, "", std::nullopt});
 
-  RecordSource record_src;
-  record_src.entries = &rows;
-  record_src.own_path = record_path;
-  record_src.expected = format_record(plan).size();
-  record_src.mtime = mtime;
+  auto text_source = [&](const std::string& name, std::string text, uint64_t size) {
+    auto src = std::make_unique<TextSource>();
+    src->name = name;
+    src->text = std::move(text);
+    src->expected = size;
+    src->mtime = mtime;
+    src->scratch = scratch.get();
+    return src;
+  };
+  auto metadata_src = text_source(metadata_path, contents.metadata, contents.metadata.size());
+  auto wheel_src = text_source(wheel_path, contents.wheel, contents.wheel.size());
+  auto record_src = text_source(record_path, "", format_record(plan).size());
+  record_src->record_rows = &rows;
 
   std::error_code ec;
   std::filesystem::create_directories(out.parent_path().empty() ? "." : out.parent_path(), ec);
@@ -362,21 +456,22 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
         zip_file_set_external_attributes(za.get(), idx, 0, ZIP_OPSYS_UNIX, mode << 16) != 0)
       throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za.get()));
   };
+  auto source_for = [&](MemberSourceBase* src) { return zip_source_function(za.get(), &trampoline, src); };
   for (auto& src : sources) {
     const auto* m = src->member;
-    add(m->archive_path, zip_source_function(za.get(), &trampoline<MemberSource>, src.get()),
-        m->executable || is_shared_object(m->archive_path));
+    add(m->archive_path, source_for(src.get()), m->executable || is_shared_object(m->archive_path));
   }
-  add(metadata_path, zip_source_buffer(za.get(), contents.metadata.data(), contents.metadata.size(), 0), false);
-  add(wheel_path, zip_source_buffer(za.get(), contents.wheel.data(), contents.wheel.size(), 0), false);
-  add(record_path, zip_source_function(za.get(), &trampoline<RecordSource>, &record_src), false);
+  add(metadata_path, source_for(metadata_src.get()), false);
+  add(wheel_path, source_for(wheel_src.get()), false);
+  add(record_path, source_for(record_src.get()), false);
 
   if (zip_close(za.get()) != 0) {
     // Our sources know which member failed and why; libzip only the code.
     std::string why = zip_strerror(za.get());
     for (auto& src : sources)
       if (!src->err.message.empty()) why = src->err.message;
-    if (!record_src.err.message.empty()) why = record_src.err.message;
+    for (auto* src : {metadata_src.get(), wheel_src.get(), record_src.get()})
+      if (!src->err.message.empty()) why = src->err.message;
     throw fail(ErrorKind::io, why);
   }
   za.release();  // zip_close freed it

@@ -1,8 +1,10 @@
 #pragma once
 // Writes a wheel archive with libzip, reproducibly: members in sorted order
 // with .dist-info last, normalised permissions, one fixed timestamp, no
-// extra fields. Each member is read once: hashed for RECORD while libzip
-// deflates it, and RECORD is produced after the last member was read.
+// extra fields. Each member is read once, in 1 MiB chunks: hashed for RECORD
+// and deflated by libdeflate (kwheel/deflate.hpp) on the way to libzip,
+// which writes the compressed bytes as they are. RECORD is produced after
+// the last member was read.
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -30,7 +32,7 @@ struct WheelContents {
 };
 
 struct WriteOptions {
-  int compression_level = 6;              // zlib level; 0 stores
+  int compression_level = 6;              // deflate level 1..9 (libdeflate); 0 stores
   std::optional<std::time_t> source_date_epoch;  // default 1980-01-01T00:00:00
 };
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "kwheel/deflate.hpp"
 #include "kwheel/error.hpp"
 #include "test_support.hpp"
 
@@ -452,4 +453,41 @@ TEST(WheelWriter, OverwritesAnExistingWheelAtomically) {
   write_wheel(f.contents, f.out(), {});
   EXPECT_EQ(read_member(f.out(), "pkg/a.py"), "abc");
   EXPECT_EQ(dir_listing(f.out().parent_path()).size(), 1u);
+}
+
+TEST(WheelWriter, MembersOfManyChunksRoundTripAtEveryLevel) {
+  // Sizes around the deflater's chunk: an exact multiple (the last chunk is
+  // empty), one with a tail, and one just under a chunk. libzip reads them
+  // back through zlib and checks each CRC; the bytes must be the input's.
+  TempDir tmp;
+  std::string pattern;
+  for (size_t i = 0; pattern.size() < 2 * kDeflateChunk + 12345; ++i)
+    pattern += std::to_string(i * 2654435761u) + (i % 7 ? "," : "\n");
+  const std::vector<std::pair<std::string, size_t>> sizes = {
+      {"pkg/exact.so", 2 * kDeflateChunk}, {"pkg/tail.so", 2 * kDeflateChunk + 12345}, {"pkg/under.so", kDeflateChunk - 1}};
+  WheelContents contents;
+  contents.dist_info = "pkg-1.0.dist-info";
+  contents.metadata = pattern.substr(0, 5000);
+  contents.wheel = "Wheel-Version: 1.0\n";
+  for (const auto& [name, size] : sizes) {
+    const fs::path src = tmp.path() / "src" / fs::path(name).filename();
+    write(src, pattern.substr(0, size));
+    contents.members.push_back({name, src, size, false});
+  }
+  for (int level : {0, 1, 6, 9}) {
+    SCOPED_TRACE("level " + std::to_string(level));
+    const fs::path out = tmp.path() / ("l" + std::to_string(level)) / "pkg-1.0-py3-none-any.whl";
+    WriteOptions o;
+    o.compression_level = level;
+    write_wheel(contents, out, o);
+    for (const auto& [name, size] : sizes) {
+      const std::string got = read_member(out, name);
+      EXPECT_EQ(got.size(), size) << name;
+      EXPECT_TRUE(got == pattern.substr(0, size)) << name;
+    }
+    EXPECT_EQ(read_member(out, "pkg-1.0.dist-info/METADATA"), contents.metadata);
+    if (level > 0) {  // compressed for real: well under the input size
+      EXPECT_LT(fs::file_size(out), (4 * kDeflateChunk) * 3 / 4);
+    }
+  }
 }
