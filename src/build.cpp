@@ -239,6 +239,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
       const size_t i = todo[k];
       auto& r = report.variants[i];
       try {
+        if (o.await_inputs) o.await_inputs(variants[i]);
         PlannedWheel plan = plan_wheel(variants[i], o);
         r.tags = plan.tags;
         r.version = plan.version;
@@ -284,6 +285,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
     }
   }
   if (!report.ok()) return report;  // staged temp files are removed here
+  if (o.before_commit) o.before_commit();
   for (auto i : todo) {
     auto& r = report.variants[i];
     if (r.reused) continue;

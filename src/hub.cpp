@@ -308,7 +308,11 @@ std::vector<TreeEntry> HubClient::list_tree(const std::string& commit, const std
 
 std::vector<RepoFile> HubClient::fetch(const std::string& commit, const std::vector<TreeEntry>& entries, const FetchProgress& progress) {
   std::vector<RepoFile> files;
-  std::map<std::string, const TreeEntry*> needed;  // etag -> entry, downloaded once
+  // Downloaded once per etag, in tree order: a variant's files arrive
+  // together, so its wheel can start while later variants download.
+  std::vector<std::pair<std::string, const TreeEntry*>> todo;
+  std::set<std::string> needed;
+  std::vector<fs::path> missing;
   json listing = json::array();
   for (const auto& e : entries) {
     if (e.type != "file") continue;
@@ -317,23 +321,30 @@ std::vector<RepoFile> HubClient::fetch(const std::string& commit, const std::vec
     listing.push_back({{"path", e.path}, {"size", e.size}, {"oid", e.oid}, {"lfs", e.lfs_sha256 ? json(*e.lfs_sha256) : json(nullptr)}});
     const fs::path blob = cache_.blob(e.etag());
     std::error_code ec;
-    if (!(fs::is_regular_file(blob, ec) && fs::file_size(blob, ec) == e.size)) needed.emplace(e.etag(), &e);
+    if (!(fs::is_regular_file(blob, ec) && fs::file_size(blob, ec) == e.size) && needed.insert(e.etag()).second) {
+      todo.emplace_back(e.etag(), &e);
+      missing.push_back(blob);
+    }
     files.push_back({e.path, blob, e.size, false});
   }
   uint64_t bytes = 0;
-  for (auto& [_, e] : needed) bytes += e->size;
-  if (progress.on_plan) progress.on_plan(needed.size(), bytes);
+  for (auto& [_, e] : todo) bytes += e->size;
+  if (progress.on_plan) progress.on_plan(todo.size(), bytes);
+  if (progress.on_listed) progress.on_listed(files, missing);
 
-  // Lock what we are about to write, in a fixed order (no deadlock between
-  // two kwheel runs), in bounded batches (bounded open files).
-  std::vector<std::pair<std::string, const TreeEntry*>> todo(needed.begin(), needed.end());
+  // Lock what we are about to write in bounded batches (bounded open
+  // files), each batch in etag order: two kwheel runs never hold a lock
+  // while waiting for one the other holds.
   constexpr size_t kBatch = 256;
   for (size_t first = 0; first < todo.size(); first += kBatch) {
+    std::vector<std::pair<std::string, const TreeEntry*>> batch(todo.begin() + first,
+                                                                todo.begin() + std::min(todo.size(), first + kBatch));
+    std::vector<std::pair<std::string, const TreeEntry*>> lock_order = batch;
+    std::sort(lock_order.begin(), lock_order.end());
     std::vector<FileLock> locks;
+    for (const auto& [etag, _] : lock_order) locks.push_back(cache_.lock_blob(etag));
     std::vector<DownloadJob> jobs;
-    for (size_t i = first; i < std::min(todo.size(), first + kBatch); ++i) {
-      const auto& [etag, e] = todo[i];
-      locks.push_back(cache_.lock_blob(etag));
+    for (const auto& [etag, e] : batch) {
       std::error_code ec;
       if (fs::is_regular_file(cache_.blob(etag), ec) && fs::file_size(cache_.blob(etag), ec) == e->size) continue;  // another process won
       fs::create_directories(cache_.blob(etag).parent_path(), ec);

@@ -29,6 +29,13 @@ struct BuildOptions {
   // options, kwheel version) are unchanged since kwheel wrote it: builds are
   // reproducible, so rewriting it would give the same bytes.
   bool reuse = true;
+  // Called by a writer before it reads a variant's files; blocks until they
+  // are complete, or throws (the variant fails with that error). Hub builds
+  // use it to pack each variant while later ones still download.
+  std::function<void(const VariantInput&)> await_inputs;
+  // Called once every wheel is staged, before any is committed; throwing
+  // leaves out_dir as it was (e.g. a download the build did not need failed).
+  std::function<void()> before_commit;
 };
 
 struct VariantResult {

@@ -39,6 +39,10 @@ struct Resolution {
 
 struct FetchProgress {
   std::function<void(uint64_t files, uint64_t bytes)> on_plan;   // what must be downloaded
+  // Before any download: every file (as fetch() will return them) and the
+  // cache blobs still missing, which arrive later through
+  // download.on_file_done (job.dest). Lets a caller start on the rest.
+  std::function<void(const std::vector<RepoFile>& files, const std::vector<std::filesystem::path>& missing)> on_listed;
   DownloadProgress download;
 };
 

@@ -114,10 +114,23 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
     o.jobs = a.jobs;
     o.reuse = !a.no_reuse;
 
-    auto variants = group_variants(fetch_source(src, src_args, out));
+    StreamedSource files(src, src_args, out);
+    auto variants = group_variants(files.files());
+    o.await_inputs = files.awaiter();
     const bool existed = fs::exists(o.out_dir);
-    BuildReport report = build_wheels(variants, o);
+    // A download error fails the run even where no wheel awaited that file.
+    o.before_commit = [&files] { files.finish(); };
+    BuildReport report;
+    try {
+      report = build_wheels(variants, o);
+    } catch (...) {
+      if (!existed) fs::remove(o.out_dir, ec);
+      throw;
+    }
     if (!report.committed && !existed) fs::remove(o.out_dir, ec);  // only if empty: leave things as they were
+    // Variants that awaited a failed download failed with it; the download
+    // error is the run's error, as when it happens before packing starts.
+    if (!report.committed) files.finish();
     if (out.json) {
       auto j = to_json(report);
       j["source"] = src.describe();

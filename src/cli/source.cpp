@@ -72,4 +72,56 @@ std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceArgs& a, con
   return files;
 }
 
+StreamedSource::StreamedSource(ResolvedSource& src, const SourceArgs& a, const Output& out) {
+  if (!src.is_hub || src.client->config().offline) {
+    files_ = fetch_source(src, a, out);
+    return;
+  }
+  std::promise<void> listed;
+  auto listed_done = listed.get_future();
+  downloader_ = std::jthread([this, &src, &out, listed = std::move(listed)]() mutable {
+    bool told = false;
+    try {
+      Progress progress(out.progress(), "downloading");
+      FetchProgress fp;
+      fp.on_plan = [&](uint64_t files, uint64_t bytes) { progress.plan(files, bytes); };
+      fp.on_listed = [&](const std::vector<RepoFile>& files, const std::vector<fs::path>& missing) {
+        files_ = files;
+        gate_.set_pending(missing);
+        told = true;
+        listed.set_value();
+      };
+      fp.download.on_bytes = [&](uint64_t n) { progress.add_bytes(n); };
+      fp.download.on_file_done = [&](const DownloadJob& job) {
+        gate_.mark_ready(job.dest);
+        progress.file_done();
+      };
+      src.client->fetch(src.resolution->commit, src.tree, fp);
+      progress.finish();
+      gate_.open_all();
+    } catch (...) {
+      error_ = std::current_exception();
+      gate_.fail(error_);
+      if (!told) listed.set_exception(error_);
+    }
+  });
+  listed_done.get();
+}
+
+StreamedSource::~StreamedSource() = default;  // jthread joins
+
+std::function<void(const VariantInput&)> StreamedSource::awaiter() {
+  if (!downloader_.joinable()) return {};
+  return [this](const VariantInput& v) {
+    std::vector<fs::path> blobs;
+    for (const auto& f : v.files) blobs.push_back(f.source);
+    gate_.wait(blobs);
+  };
+}
+
+void StreamedSource::finish() {
+  if (downloader_.joinable()) downloader_.join();
+  if (error_) std::rethrow_exception(error_);
+}
+
 }  // namespace kwheel::cli

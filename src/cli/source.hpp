@@ -2,12 +2,16 @@
 // Where a command's kernel repo comes from: a directory on disk, or a Hub
 // repo id resolved to one commit and fetched into the HF cache. Both end as
 // the same list of variants for the same build pipeline.
+#include <functional>
+#include <future>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "kwheel/file_gate.hpp"
 #include "kwheel/hub.hpp"
 #include "kwheel/repo_layout.hpp"
 
@@ -39,5 +43,31 @@ ResolvedSource resolve_source(const SourceArgs& args, const Output& out);
 
 // The files of build/: from disk, the cache, or downloaded (with progress).
 std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceArgs& args, const Output& out);
+
+// The same files, where a build can start before the last download ends:
+// for a Hub source that is not fully cached, the downloads run on a second
+// thread and await() blocks a writer until its variant's blobs are in.
+class StreamedSource {
+ public:
+  // Returns once the files are listed (download errors surface through
+  // await() and finish()).
+  StreamedSource(ResolvedSource& src, const SourceArgs& args, const Output& out);
+  ~StreamedSource();  // waits for the download thread
+  StreamedSource(const StreamedSource&) = delete;
+  StreamedSource& operator=(const StreamedSource&) = delete;
+
+  const std::vector<RepoFile>& files() const { return files_; }
+  // For BuildOptions::await_inputs; empty when nothing is downloading.
+  std::function<void(const VariantInput&)> awaiter();
+  // Waits for the downloads (and the cache's snapshot links) to end;
+  // rethrows their error.
+  void finish();
+
+ private:
+  std::vector<RepoFile> files_;
+  FileGate gate_;
+  std::exception_ptr error_;
+  std::jthread downloader_;
+};
 
 }  // namespace kwheel::cli

@@ -324,6 +324,10 @@ class HubServer:
         """Arm a fault; returns it with its id. See README.md for kinds and fields."""
         return self.control("POST", "faults", {"kind": kind, **spec})
 
+    def release(self, fid: int) -> None:
+        """Let a `hold` fault's withheld answer go."""
+        self.control("POST", f"faults/{fid}/release")
+
     def faults(self) -> list[dict]:
         return self.control("GET", "faults")
 

@@ -320,15 +320,17 @@ FAULT_KINDS = {
     "truncate_json",  # JSON answers cut to `keep_bytes` (default: half), Content-Length adjusted
     "tree_lie",  # tree/paths-info/siblings entries matching `file` lie about `field`
     "headers",  # `remove` some response headers and/or `set` others
+    "hold",  # withhold the answer until POST /_fixture/faults/{id}/release (or `max_seconds`, default 60)
 }
 PRE_KINDS = {"status", "disconnect", "redirect_loop"}
-BODY_KINDS = {"drop", "corrupt", "slow", "truncate_json", "headers"}
+BODY_KINDS = {"drop", "corrupt", "slow", "truncate_json", "headers", "hold"}
 
 
 class Faults:
     def __init__(self):
         self.lock = threading.Lock()
         self.items: list[dict] = []
+        self.releases: dict[int, threading.Event] = {}
         self.next_id = 1
 
     def add(self, spec: dict) -> dict:
@@ -359,8 +361,22 @@ class Faults:
             self.next_id += 1
             f["fired"] = 0
             f["seen"] = 0
+            if kind == "hold":
+                self.releases[f["id"]] = threading.Event()
             self.items.append(f)
             return dict(f)
+
+    def release(self, fid: int) -> bool:
+        with self.lock:
+            ev = self.releases.get(fid)
+        if ev is not None:
+            ev.set()
+        return ev is not None
+
+    def wait_released(self, fault: dict) -> bool:
+        with self.lock:
+            ev = self.releases.get(fault["id"])
+        return ev is not None and ev.wait(min(float(fault.get("max_seconds", 60.0)), MAX_SLEEP))
 
     def clear(self, fid: int | None = None) -> int:
         with self.lock:
@@ -697,6 +713,12 @@ class Handler(BaseHTTPRequestHandler):
             resp.headers = [(k, v) for k, v in resp.headers if k.lower() not in remove]
             for k, v in (fault.get("set") or {}).items():
                 resp.headers = [(a, b) for a, b in resp.headers if a.lower() != k.lower()] + [(k, str(v))]
+        if kind == "hold":
+            # The request is logged (with this fault) before it waits, so a
+            # test can see it arrive, then decide when it is answered.
+            self.entry["held"] = True
+            st.log.add(dict(self.entry))
+            self.entry["released"] = st.faults.wait_released(fault)
         sleep_budget = min(float(fault.get("max_seconds", 10.0)) if kind == "slow" else 0.0, MAX_SLEEP)
         if kind == "slow" and fault.get("delay"):
             d = min(float(fault["delay"]), sleep_budget)
@@ -1166,6 +1188,8 @@ class Handler(BaseHTTPRequestHandler):
                 if isinstance(spec, list):
                     return json_response([st.faults.add(s) for s in spec])
                 return json_response(st.faults.add(spec))
+        if sub.startswith("faults/") and sub.endswith("/release") and m == "POST":
+            return json_response({"released": st.faults.release(int(sub.split("/")[1]))})
         if sub.startswith("faults/") and m == "DELETE":
             return json_response({"cleared": st.faults.clear(int(sub.split("/", 1)[1]))})
         if sub == "config":

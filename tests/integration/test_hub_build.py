@@ -14,11 +14,13 @@ Everything is counted at the fixture (its request log), never timed with sleeps.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,6 +214,32 @@ def test_hub_build_is_byte_identical_to_directory_build(hub, store, ws, clean):
     assert len(tree_pages) > 5  # the small page size forced pagination
     unique = {(sha256(b) if p.endswith(".so") else hubfix.git_blob_oid(b)): len(b) for p, b in build_files(C1).items()}
     assert r.json["transfers"]["bytes_downloaded"] == sum(unique.values())
+
+
+def test_variants_are_packed_while_later_ones_still_download(hub, store, ws, clean):
+    """Downloads and packing overlap: with the last variant's .so withheld by the server, every
+    other wheel gets staged (a complete temp file beside its final name, not yet committed)
+    before that one download is answered; then the build finishes with the clean wheels."""
+    held_variant = sorted(v for v in V011 if v != UNIVERSAL)[-1]
+    fault = hub.add_fault("hold", path=f"*/build/{held_variant}/img2gray/*.so", max_seconds=60)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        run = pool.submit(hub_build, hub, ws, "--version", "0.1.1", "-j", "2")
+        try:
+            end = time.monotonic() + 60
+            while True:  # polling for files to appear, not a synchronisation sleep
+                staged = sorted(p.name for p in ws.out.glob(".*.kwheel-tmp-*")) if ws.out.exists() else []
+                held = [e for e in hub.log() if e.get("held") and "released" not in e]
+                if held and len(staged) == len(V011) - 1:
+                    break
+                assert time.monotonic() < end and not run.done(), f"staged {staged}, held {held}"
+                time.sleep(0.02)
+            assert not [p for p in ws.out.iterdir() if p.name.endswith(".whl") and not p.name.startswith(".")]
+            assert not [n for n in staged if f"+{_ours_local(held_variant)}-" in n], staged
+        finally:
+            hub.release(fault["id"])
+        r = run.result()
+    assert_survived(r, ws, clean)
+    assert hub.fault(fault["id"])["fired"] == 1
 
 
 # --------------------------------------------------------------------------- the anchor: kernels to-wheel
