@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <thread>
 #include <utility>
 
@@ -211,6 +212,13 @@ std::string resolve_url(const std::string& base, const std::string& location) {
   if (!r.starts_with("http://") && !r.starts_with("https://"))
     throw Error(ErrorKind::network, "refusing redirect from " + base + " to non-HTTP URL '" + location + "'");
   return r;
+}
+
+std::optional<std::string> link_next(const std::string& header) {
+  static const std::regex re(R"(<([^>]*)>\s*;\s*rel\s*=\s*"?next"?)");
+  std::smatch m;
+  if (std::regex_search(header, m, re)) return m[1].str();
+  return std::nullopt;
 }
 
 std::string encode_component(const std::string& text) {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "kwheel/error.hpp"
+#include "kwheel/hub_json.hpp"
 #include "kwheel/pep440.hpp"
 
 namespace kwheel {
@@ -14,20 +14,8 @@ using nlohmann::json;
 
 namespace {
 
-bool is_hex(const std::string& s, size_t len) {
-  return s.size() == len && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
-}
-
 bool all_digits(const std::string& s) {
   return !s.empty() && s.size() < 9 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
-// `Link: <https://...>; rel="next"` (RFC 8288), as huggingface_hub reads it.
-std::optional<std::string> next_link(const std::string& header) {
-  static const std::regex re(R"(<([^>]*)>\s*;\s*rel\s*=\s*"?next"?)");
-  std::smatch m;
-  if (std::regex_search(header, m, re)) return m[1].str();
-  return std::nullopt;
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& empty = "none") {
@@ -41,33 +29,6 @@ std::string join(const std::vector<std::string>& items, const std::string& empty
 std::optional<Version> tag_version(const std::string& name) {
   if (name.size() < 2 || name[0] != 'v') return std::nullopt;
   return Version::try_parse(name.substr(1));
-}
-
-TreeEntry parse_entry(const json& j, const std::string& where) {
-  auto bad = [&](const std::string& why) { return Error(ErrorKind::network, "malformed tree listing from " + where + ": " + why); };
-  if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || !j.contains("path") || !j["path"].is_string())
-    throw bad("an entry lacks 'type' or 'path'");
-  TreeEntry e;
-  e.type = j["type"];
-  e.path = j["path"];
-  if (e.type == "directory") return e;
-  if (e.type != "file") throw bad("entry '" + e.path + "' has unknown type '" + e.type + "'");
-  if (!j.contains("size") || !j["size"].is_number_unsigned() || !j.contains("oid") || !j["oid"].is_string())
-    throw bad("file '" + e.path + "' lacks 'size' or 'oid'");
-  e.size = j["size"];
-  e.oid = j["oid"];
-  if (!is_hex(e.oid, 40)) throw bad("file '" + e.path + "' has an oid that is not a git sha1");
-  if (j.contains("lfs") && !j["lfs"].is_null()) {
-    const auto& l = j["lfs"];
-    if (!l.is_object() || !l.contains("oid") || !l["oid"].is_string()) throw bad("file '" + e.path + "' has a malformed 'lfs' object");
-    std::string oid = l["oid"];
-    if (oid.starts_with("sha256:")) oid = oid.substr(7);
-    if (!is_hex(oid, 64)) throw bad("file '" + e.path + "' has an LFS oid that is not a sha256");
-    e.lfs_sha256 = oid;
-    if (l.contains("size") && l["size"].is_number_unsigned() && l["size"].get<uint64_t>() != e.size)
-      throw bad("file '" + e.path + "' has inconsistent sizes");
-  }
-  return e;
 }
 
 }  // namespace
@@ -139,17 +100,7 @@ json HubClient::get_json(const std::string& url, const std::string& what) {
 }
 
 std::vector<RefInfo> HubClient::list_refs() {
-  json j = get_json(api_base() + "/refs", "listing refs of " + repo_id_);
-  std::vector<RefInfo> out;
-  for (const char* kind : {"branches", "tags"}) {
-    if (!j.contains(kind) || !j[kind].is_array()) continue;
-    for (const auto& r : j[kind]) {
-      if (!r.is_object() || !r.contains("name") || !r["name"].is_string() || !r.contains("targetCommit") || !r["targetCommit"].is_string())
-        throw Error(ErrorKind::network, "malformed refs listing from " + config_.endpoint + " for " + repo_id_);
-      out.push_back({r["name"], std::string(kind) == "branches" ? "branch" : "tag", r["targetCommit"]});
-    }
-  }
-  return out;
+  return parse_refs(get_json(api_base() + "/refs", "listing refs of " + repo_id_), config_.endpoint + " for " + repo_id_);
 }
 
 namespace {
@@ -228,9 +179,10 @@ Resolution HubClient::resolve(const std::optional<std::string>& revision, const 
       for (const auto& r : refs) names.push_back(r.name);
       throw Error(ErrorKind::not_found, "revision '" + res.requested + "' not found in '" + repo_id_ + "' (branches and tags: " + join(names) + ")");
     }
-    if (!info.contains("sha") || !info["sha"].is_string() || !is_hex(info["sha"].get<std::string>(), 40))
+    auto sha = revision_sha(info);
+    if (!sha)
       throw Error(ErrorKind::network, "revision info for '" + res.requested + "' of " + repo_id_ + " has no commit sha; is --endpoint a Hugging Face Hub?");
-    res.commit = info["sha"];
+    res.commit = *sha;
     if (res.requested != res.commit) res.ref = res.requested;
   }
   if (!res.version) res.version = version_at(refs, res.commit);
@@ -257,7 +209,7 @@ Resolution HubClient::resolve_offline(const std::optional<std::string>& revision
     }
   } else {
     res.requested = revision.value_or("main");
-    if (is_hex(res.requested, 40)) res.commit = res.requested;
+    if (is_git_sha1(res.requested)) res.commit = res.requested;
     else if (auto c = cache_.read_ref(res.requested)) {
       res.commit = *c;
       res.ref = res.requested;
@@ -295,8 +247,8 @@ std::vector<TreeEntry> HubClient::list_tree(const std::string& commit, const std
       if (again.status != 200 || j.is_discarded() || !j.is_array())
         throw Error(ErrorKind::network, what + ": the listing is not a JSON array; is --endpoint a Hugging Face Hub?");
     }
-    for (const auto& e : j) out.push_back(parse_entry(e, config_.endpoint));
-    auto next = next_link(r.header("link"));
+    for (const auto& e : j) out.push_back(parse_tree_entry(e, config_.endpoint));
+    auto next = link_next(r.header("link"));
     if (!next) break;
     url = resolve_url(url, *next);
     if (url_origin(url) != origin) throw Error(ErrorKind::network, what + ": pagination points to another host (" + url + "); refusing it");
@@ -371,7 +323,7 @@ std::vector<RepoFile> HubClient::cached_files(const std::string& commit) {
   std::vector<RepoFile> files;
   if (auto listing = cache_.load_listing(commit)) {
     for (const auto& j : *listing) {
-      TreeEntry e = parse_entry(j.contains("lfs") && j["lfs"].is_string()
+      TreeEntry e = parse_tree_entry(j.contains("lfs") && j["lfs"].is_string()
                                     ? json{{"type", "file"}, {"path", j["path"]}, {"size", j["size"]}, {"oid", j["oid"]}, {"lfs", {{"oid", j["lfs"]}}}}
                                     : json{{"type", "file"}, {"path", j["path"]}, {"size", j["size"]}, {"oid", j["oid"]}},
                                 where);

@@ -46,6 +46,9 @@ struct HttpResponse {
 std::string url_origin(const std::string& url);
 // Resolves a Location header against the URL it came from.
 std::string resolve_url(const std::string& base, const std::string& location);
+// The target of a paginated response's `Link: <URL>; rel="next"` header
+// (RFC 8288), as huggingface_hub reads it; nullopt when there is none.
+std::optional<std::string> link_next(const std::string& header);
 // Percent-encodes a path, keeping '/' (for repo file paths in URLs).
 std::string encode_path(const std::string& path);
 std::string encode_component(const std::string& text);
