@@ -1,6 +1,7 @@
 #include "kwheel/hf_config.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -69,6 +70,18 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
   else c.cache_dir = hf_home() / "hub";
 
   c.offline = flags.offline || truthy(env("HF_HUB_OFFLINE"));
+
+  // REQUESTS_CA_BUNDLE is what huggingface_hub (requests) honours: a
+  // machine set up for it works with kwheel too.
+  const char* ca_from = "--ca-bundle";
+  if (flags.ca_bundle) c.ca_bundle = *flags.ca_bundle;
+  else if (auto k = env("KWHEEL_CA_BUNDLE")) c.ca_bundle = *k, ca_from = "KWHEEL_CA_BUNDLE";
+  else if (auto r = env("REQUESTS_CA_BUNDLE")) c.ca_bundle = *r, ca_from = "REQUESTS_CA_BUNDLE";
+  if (!c.ca_bundle.empty()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(c.ca_bundle, ec) || ::access(c.ca_bundle.c_str(), R_OK) != 0)
+      throw Error(ErrorKind::usage, std::string(ca_from) + " '" + c.ca_bundle + "' is not a readable file; give a PEM file of CA certificates");
+  }
 
   if (flags.token) {
     c.token = Secret(*flags.token);

@@ -176,8 +176,13 @@ Slist auth_headers(const HttpOptions& o, const std::string& url, std::vector<std
   return Slist(list);
 }
 
-std::string curl_message(CURLcode code, const char* errbuf) {
+std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o) {
   std::string m = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
+  const bool untrusted = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+                         code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR;
+  if (untrusted && !o.tls_fix.empty())
+    m += (o.ca_bundle.empty() ? std::string() : " (CA file in use: '" + o.ca_bundle + "')") +
+         "; if the server's certificate comes from a private CA, " + o.tls_fix;
   return m;
 }
 
@@ -296,7 +301,7 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
       CURLcode rc = curl_easy_perform(easy.get());
       if (too_big) throw Error(ErrorKind::network, "response from " + url + " is larger than " + std::to_string(max_body >> 20) + " MiB; refusing it");
       if (rc != CURLE_OK) {
-        last_problem = curl_message(rc, errbuf);
+        last_problem = curl_message(rc, errbuf, options_);
         if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + url + ": " + last_problem);
         retry = true;
         break;
@@ -377,7 +382,7 @@ HttpResponse HttpClient::post_multipart(const std::string& url, const std::vecto
     CURLcode rc = curl_easy_perform(easy.get());
     std::string retry_after;
     if (rc != CURLE_OK) {
-      last_problem = curl_message(rc, errbuf);
+      last_problem = curl_message(rc, errbuf, options_);
       if (rc == CURLE_READ_ERROR) throw Error(ErrorKind::io, "cannot read the file being uploaded to " + url + ": " + last_problem);
       if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + url + ": " + last_problem);
     } else {
@@ -616,7 +621,7 @@ void HttpClient::download(std::vector<DownloadJob> jobs, unsigned parallel, cons
       throw fail(*t, ErrorKind::io, "writing '" + t->job.partial.string() + "': " + t->io_error);
     }
     if (rc != CURLE_OK) {
-      std::string msg = curl_message(rc, t->errbuf);
+      std::string msg = curl_message(rc, t->errbuf, options_);
       if (!retryable_curl(rc)) throw fail(*t, ErrorKind::network, msg);
       t->fd.reset();
       return schedule_retry(std::move(t), msg, "");

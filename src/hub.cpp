@@ -44,7 +44,8 @@ HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
         o.auth_origin = url_origin(config_.endpoint);
         o.token = config_.token;
         o.user_agent = std::string("kwheel/") + KWHEEL_VERSION + "; file_type/kernel";
-        if (const char* ca = std::getenv("KWHEEL_CA_BUNDLE")) o.ca_bundle = ca;
+        o.ca_bundle = config_.ca_bundle;
+        o.tls_fix = "pass its CA certificate with --ca-bundle FILE (or KWHEEL_CA_BUNDLE)";
         return o;
       }()) {}
 

@@ -322,6 +322,7 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
   http.backoff = o.backoff;
   http.user_agent = o.user_agent;
   http.ca_bundle = repo.ca_cert;
+  http.tls_fix = "pass its CA certificate with --cert FILE (or TWINE_CERT, or ca_cert in .pypirc)";
 
   auto upload_one = [&](size_t i) {
     UploadResult& r = results[i];

@@ -468,6 +468,10 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   if (zip_close(za.get()) != 0) {
     // Our sources know which member failed and why; libzip only the code.
     std::string why = zip_strerror(za.get());
+    const int sys = zip_error_code_system(zip_get_error(za.get()));
+    if (sys == ENOSPC || sys == EFBIG || sys == EDQUOT)
+      why += "; free space under '" + (out.parent_path().empty() ? std::string(".") : out.parent_path().string()) +
+             "' or pass another -o";
     for (auto& src : sources)
       if (!src->err.message.empty()) why = src->err.message;
     for (auto* src : {metadata_src.get(), wheel_src.get(), record_src.get()})

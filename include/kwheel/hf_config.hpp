@@ -18,6 +18,7 @@ struct HubConfig {
   std::filesystem::path cache_dir;     // HF_HUB_CACHE
   bool offline = false;
   std::string repo_type = "model";     // "model" or "kernel"
+  std::string ca_bundle;               // --ca-bundle, KWHEEL_CA_BUNDLE, REQUESTS_CA_BUNDLE; empty = system CAs
 };
 
 struct HubFlags {
@@ -26,6 +27,7 @@ struct HubFlags {
   std::optional<std::string> cache_dir;
   bool offline = false;
   std::optional<std::string> repo_type;
+  std::optional<std::string> ca_bundle;
 };
 
 // `warn` receives one-line warnings (e.g. a world-readable token file).

@@ -31,6 +31,9 @@ struct HttpOptions {
   unsigned max_redirects = 10;
   std::string user_agent;
   std::string ca_bundle;                   // extra CA file; empty = system default
+  // Appended to certificate-verification errors: how this command's user
+  // gives a CA ("pass its CA certificate with --ca-bundle FILE").
+  std::string tls_fix;
 };
 
 struct HttpResponse {

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import selectors
+import ssl
 import shutil
 import signal
 import subprocess
@@ -222,7 +223,8 @@ class HubServer:
 
     def __init__(self, root, *, token: str | list[str] | None = None, page_size: int | None = None,
                  lfs_threshold: int | None = None, cdn_host: str | None = None, extra_args=(),
-                 startup_timeout: float = 30.0):
+                 startup_timeout: float = 30.0, tls: tuple[str, str, str] | None = None):
+        """tls: (certificate, key, CA file) to serve HTTPS; the control API then trusts the CA file."""
         self.root = Path(root)
         self.tokens = [token] if isinstance(token, str) else list(token or [])
         self.page_size = page_size
@@ -233,7 +235,11 @@ class HubServer:
         self.proc: subprocess.Popen | None = None
         self.endpoint = self.cdn = ""
         self._stderr = None
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self.tls = tls
+        handlers = [urllib.request.ProxyHandler({})]
+        if tls:
+            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=str(tls[2]))))
+        self._opener = urllib.request.build_opener(*handlers)
 
     def start(self) -> "HubServer":
         self.root.mkdir(parents=True, exist_ok=True)
@@ -246,6 +252,8 @@ class HubServer:
             cmd += ["--lfs-threshold", str(self.lfs_threshold)]
         if self.cdn_host is not None:
             cmd += ["--cdn-host", self.cdn_host]
+        if self.tls:
+            cmd += ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])]
         cmd += self.extra_args
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)

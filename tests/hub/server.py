@@ -37,6 +37,7 @@ import json
 import os
 import secrets
 import signal
+import ssl
 import stat
 import sys
 import threading
@@ -1242,14 +1243,23 @@ def main(argv=None) -> int:
     ap.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="tree listing page size")
     ap.add_argument("--lfs-threshold", type=int, default=LFS_THRESHOLD,
                     help="files this size or larger are LFS (besides *.so)")
+    ap.add_argument("--tls-cert", help="serve both listeners over HTTPS with this PEM certificate (chain)")
+    ap.add_argument("--tls-key", help="the private key of --tls-cert")
     args = ap.parse_args(argv)
 
     state = State(Store(args.root, args.lfs_threshold), args.token, args.page_size)
     hub = make_server(state, "hub", args.host, args.port)
     cdn = make_server(state, "cdn", args.cdn_bind, args.cdn_port)
+    scheme = "http"
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        for s in (hub, cdn):
+            s.socket = ctx.wrap_socket(s.socket, server_side=True)
+        scheme = "https"
     hub_host = args.host if ":" not in args.host else f"[{args.host}]"
-    state.hub_url = f"http://{hub_host}:{hub.server_address[1]}"
-    state.cdn_url = f"http://{args.cdn_host}:{cdn.server_address[1]}"
+    state.hub_url = f"{scheme}://{hub_host}:{hub.server_address[1]}"
+    state.cdn_url = f"{scheme}://{args.cdn_host}:{cdn.server_address[1]}"
     threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
                for s in (hub, cdn)]
     for t in threads:

@@ -1,0 +1,228 @@
+"""Faults from docs/reliability.md's matrix that no other file covers: TLS (a
+self-signed HTTPS Hub refused by default, trusted with --ca-bundle), a full
+disk while a wheel or a download is written (RLIMIT_FSIZE), and two builds
+sharing one cache and one -o at the same time. Real kwheel binary, real
+fixture Hub (tests/hub/server.py), real openssl certificates."""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import resource
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import hubtest as H
+from hubtest import hubfix, kwheel
+
+TOKEN = "hf_kwheelReliabilityTOKEN_9e8d7c6b5a"
+REPO = "user/img2gray"
+CU126 = "torch27-cxx11-cu126-x86_64-linux"
+CPU = "torch27-cxx11-cpu-x86_64-linux"
+CU128 = "torch210-cxx11-cu128-x86_64-linux"
+FILES = {"README.md": b"# img2gray\n",
+         **H.kernel_files(CU126, "r", so_size=3_000_000), **H.kernel_files(CPU, "r", so_size=3_000_000),
+         **H.kernel_files(CU128, "r", so_size=3_000_000)}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("relstore") / "root"
+    repo = hubfix.make_repo(root, REPO, [FILES], tags={"v0.1.0": 0})
+    return {"root": root, "dir": repo.dir / "commits" / repo.shas[0]}
+
+
+@pytest.fixture(scope="module")
+def clean(store, tmp_path_factory) -> dict[str, str]:
+    """{filename: sha256} of the wheels built from the commit's directory, no network."""
+    out = tmp_path_factory.mktemp("clean") / "dist"
+    r = kwheel("build", store["dir"], "--version", "0.1.0", "--name", "img2gray", "-o", out)
+    assert r.returncode == 0, str(r)
+    return H.wheel_shas(r)
+
+
+@pytest.fixture(scope="module")
+def hub(store):
+    with hubfix.hub_server(store["root"], token=TOKEN) as srv:
+        yield srv
+
+
+def one_line_error(r: H.Run, exit_code: int, *needles: str) -> str:
+    assert r.returncode == exit_code, str(r)
+    assert r.json and r.json["ok"] is False and r.json["exit_code"] == exit_code, str(r)
+    err = r.json["error"]
+    assert err and "\n" not in err
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: error:")] == [f"kwheel: error: {err}"], str(r)
+    for n in needles:
+        assert n.lower() in err.lower(), f"{n!r} not in {err!r}"
+    assert TOKEN not in r.output
+    return err
+
+
+def no_temps(d: Path) -> None:
+    assert not [p.name for p in d.rglob("*") if ".kwheel-tmp-" in p.name], sorted(os.listdir(d))
+
+
+# --------------------------------------------------------------------------- TLS
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory) -> dict[str, Path]:
+    """A private CA and a server certificate it signed for 127.0.0.1 and localhost (the CDN host)."""
+    d = tmp_path_factory.mktemp("pki")
+
+    def ossl(*args):
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kwheel test CA",
+         "-keyout", d / "ca.key", "-out", d / "ca.pem")
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", d / "srv.key", "-out", d / "srv.csr")
+    (d / "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
+    ossl("x509", "-req", "-in", d / "srv.csr", "-CA", d / "ca.pem", "-CAkey", d / "ca.key", "-CAcreateserial",
+         "-days", "2", "-extfile", d / "ext", "-out", d / "srv.pem")
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=another CA",
+         "-keyout", d / "other.key", "-out", d / "other.pem")
+    return {"ca": d / "ca.pem", "cert": d / "srv.pem", "key": d / "srv.key", "other_ca": d / "other.pem"}
+
+
+@pytest.fixture(scope="module")
+def tls_hub(store, pki):
+    with hubfix.hub_server(store["root"], token=TOKEN, tls=(pki["cert"], pki["key"], pki["ca"])) as srv:
+        assert srv.endpoint.startswith("https://") and srv.cdn.startswith("https://")
+        yield srv
+
+
+def tls_build(tls_hub, tmp_path, *extra, env=None):
+    return kwheel("build", REPO, "--endpoint", tls_hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
+                  "-o", tmp_path / "dist", *extra, env=env or H.clean_env(tmp_path / "home"))
+
+
+def test_tls_self_signed_hub_is_refused_by_default(tls_hub, tmp_path):
+    tls_hub.clear_log()
+    r = tls_build(tls_hub, tmp_path)
+    err = one_line_error(r, 4, tls_hub.endpoint, "certificate", "--ca-bundle")
+    assert not (tmp_path / "dist").exists()
+    # refused during the handshake: the server never saw a request (nor the token)
+    assert tls_hub.log() == [], err
+
+
+def test_tls_ca_bundle_option_trusts_the_private_ca(tls_hub, pki, tmp_path, clean):
+    r = tls_build(tls_hub, tmp_path, "--ca-bundle", pki["ca"])
+    assert r.returncode == 0, str(r)
+    assert H.wheel_shas(r) == clean and H.dir_shas(tmp_path / "dist") == clean
+    # LFS files came through the CDN listener, over TLS too
+    assert any(e["listener"] == "cdn" for e in tls_hub.log())
+
+
+def test_tls_ca_bundle_from_environment(tls_hub, pki, tmp_path, clean):
+    for var in ("KWHEEL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"):
+        d = tmp_path / var
+        r = tls_build(tls_hub, d, env=H.clean_env(d / "home", **{var: pki["ca"]}))
+        assert r.returncode == 0, str(r)
+        assert H.wheel_shas(r) == clean
+
+
+def test_tls_wrong_ca_bundle_names_the_file_in_use(tls_hub, pki, tmp_path):
+    r = tls_build(tls_hub, tmp_path, "--ca-bundle", pki["other_ca"])  # a CA that did not sign the server's
+    one_line_error(r, 4, "certificate", str(pki["other_ca"]), "--ca-bundle")
+
+
+def test_tls_missing_ca_bundle_is_a_usage_error(tls_hub, tmp_path):
+    r = tls_build(tls_hub, tmp_path, "--ca-bundle", tmp_path / "nope.pem")
+    one_line_error(r, 2, "--ca-bundle", "nope.pem", "readable")
+
+
+# --------------------------------------------------------------------------- disk full
+
+
+def _file_size_limit(limit: int):
+    def apply():
+        # Ignored SIGXFSZ turns the limit into EFBIG from write(2): what a full disk looks like to kwheel.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def run_limited(limit: int, *args, env: dict) -> H.Run:
+    argv = [str(a) for a in args] + ["--json"]
+    p = subprocess.run([H.KWHEEL, *argv], env=env, capture_output=True, text=True, timeout=120,
+                       preexec_fn=_file_size_limit(limit))
+    run = H.Run(argv, p.returncode, p.stdout, p.stderr)
+    run.json = __import__("json").loads(p.stdout) if p.stdout.strip() else None
+    return run
+
+
+def test_disk_full_while_writing_a_wheel_leaves_out_as_it_was(store, tmp_path):
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "keep.txt").write_text("not kwheel's\n")
+    before = H.dir_shas(out)
+    r = run_limited(1_000_000, "build", store["dir"], "--version", "0.1.0", "--name", "img2gray", "-o", out,
+                    "--compression-level", "0", env=H.clean_env(tmp_path / "home"))
+    # a per-variant failure (the build report), exit code io
+    assert r.returncode == 7 and r.json and r.json["ok"] is False and not r.json["committed"], str(r)
+    failed = [v for v in r.json["variants"] if v["status"] == "failed"]
+    assert failed, str(r)
+    for v in failed:
+        assert ".whl" in v["error"] and "file too large" in v["error"].lower() and "-o" in v["error"], v
+        assert "\n" not in v["error"]
+    assert H.dir_shas(out) == before, str(r)
+    no_temps(out)
+    # and with room again, the same command succeeds
+    r = kwheel("build", store["dir"], "--version", "0.1.0", "--name", "img2gray", "-o", out)
+    assert r.returncode == 0, str(r)
+
+
+def test_disk_full_while_downloading_keeps_the_cache_sound(hub, tmp_path, clean):
+    env = H.clean_env(tmp_path / "home")
+    args = ["build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
+            "-o", tmp_path / "dist"]
+    r = run_limited(1_000_000, *args, env=env)
+    one_line_error(r, 7, "file too large")
+    assert not (tmp_path / "dist").exists()
+    H.check_cache(tmp_path / "cache")  # no blob holds wrong bytes; partial downloads stay .incomplete
+    r = kwheel(*args, env=env)  # resumes and completes
+    assert r.returncode == 0, str(r)
+    assert H.wheel_shas(r) == clean
+    assert H.check_cache(tmp_path / "cache")["incomplete"] == 0
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def test_two_builds_share_one_cache_and_one_out(hub, tmp_path, clean):
+    """Both runs succeed with the same wheels; the cache holds only sound blobs. The first
+    download is held by the server until both processes are running, so they overlap."""
+    hub.clear_log()
+    fault = hub.add_fault("hold", path=f"*/build/{CU126}/img2gray/*.so", max_seconds=60)
+    env = H.clean_env(tmp_path / "home")
+    args = [H.KWHEEL, "build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir",
+            str(tmp_path / "cache"), "-o", str(tmp_path / "dist"), "--json"]
+    procs = []
+    try:
+        procs = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+        end = time.monotonic() + 60
+        while not [e for e in hub.log() if e.get("held")]:  # polling for the request, not a timing sleep
+            assert time.monotonic() < end and all(p.poll() is None for p in procs), "held request never came"
+            time.sleep(0.02)
+        assert all(p.poll() is None for p in procs)  # both in flight while one holds the download
+    finally:
+        hub.release(fault["id"])
+    results = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=120)
+        run = H.Run(args, p.returncode, stdout, stderr, __import__("json").loads(stdout) if stdout.strip() else None)
+        assert run.returncode == 0, str(run)
+        results.append(H.wheel_shas(run))
+    assert results == [clean, clean]
+    assert H.dir_shas(tmp_path / "dist") == clean
+    no_temps(tmp_path / "dist")
+    counts = H.check_cache(tmp_path / "cache")
+    assert counts["incomplete"] == 0 and counts["blobs"] > 0
+    # each file was fetched once: the second run waited on the first one's lock
+    so_gets = [e for e in hub.log() if e["method"] == "GET" and e["path"].endswith(".so") and not e.get("held")]
+    assert len({e["path"] for e in so_gets}) == len(so_gets) or len(so_gets) <= 2 * 3
