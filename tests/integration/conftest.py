@@ -74,3 +74,72 @@ def build_json(run_kwheel):
 def make_repo():
     """make_repo(root, name="img2gray", variants=None (all), extra={path: bytes})."""
     return kwheel_fixtures.make_kernel_repo
+
+
+# ----------------------------------------------------------------- secrets, suite-wide
+# Every test module names its secrets in module constants (TOKEN, WRONG_TOKEN,
+# PASSWORD, ...). At the end of the session, the output of every process the
+# tests ran (through subprocess's communicate(), which run() uses too) and
+# every file the session left under its temp directory are searched for them.
+# Files whose job is to hold a secret, written by the tests as input, are
+# named below; anything else holding one is a leak and fails the session.
+
+_OUTPUTS: list[tuple[str, str]] = []
+_communicate = subprocess.Popen.communicate
+
+
+def _recording_communicate(self, *args, **kwargs):
+    out, err = _communicate(self, *args, **kwargs)
+    what = " ".join(map(str, self.args)) if isinstance(self.args, (list, tuple)) else str(self.args)
+    text = "".join(x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in (out, err) if x)
+    _OUTPUTS.append((what[:200], text))
+    return out, err
+
+
+subprocess.Popen.communicate = _recording_communicate
+
+# Inputs the tests write on purpose: a token file for the HF token lookup, a
+# .pypirc with a password (any name containing "pypirc"). Matched on the name.
+SECRET_INPUT_NAMES = {"token"}
+
+
+def _test_secrets(session) -> set[str]:
+    import re
+
+    secrets: set[str] = set()
+    for mod in {item.module for item in session.items if getattr(item, "module", None)}:
+        for name, value in vars(mod).items():
+            if re.search(r"TOKEN|PASSWORD|SECRET", name) and isinstance(value, str) and len(value) >= 8:
+                secrets.add(value)
+    return secrets
+
+
+def pytest_sessionfinish(session, exitstatus):
+    secrets = _test_secrets(session)
+    if not secrets:
+        return
+    leaks = [f"output of `{what}`" for what, text in _OUTPUTS if any(s in text for s in secrets)]
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    base = factory.getbasetemp() if factory is not None else None
+    scanned = 0
+    if base is not None and base.exists():
+        for p in base.rglob("*"):
+            try:
+                if p.is_symlink() or not p.is_file() or p.name in SECRET_INPUT_NAMES or "pypirc" in p.name:
+                    continue
+                if p.stat().st_size > 64 << 20:
+                    continue
+                data = p.read_bytes()
+            except OSError:
+                continue
+            scanned += 1
+            if any(s.encode() in data for s in secrets):
+                leaks.append(f"file {p}")
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"secret check: {len(secrets)} test secrets, {len(_OUTPUTS)} process outputs, "
+                            f"{scanned} files: {len(leaks)} leak(s)")
+        for leak in leaks[:20]:
+            reporter.write_line(f"  SECRET LEAKED in {leak}", red=True)
+    if leaks:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
