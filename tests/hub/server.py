@@ -735,9 +735,22 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(length))
         if self.close_connection:
             self.send_header("Connection", "close")
-        self.end_headers()
         self.entry["status"] = resp.status
         sent = 0
+        logged = False
+
+        def log_once(nbytes: int) -> None:
+            # Logged before the response's last byte leaves: a client that
+            # reads the log right after its response must find the entry.
+            nonlocal logged
+            self.entry["bytes"] = nbytes
+            if log and not logged:
+                st.log.add(self.entry)
+            logged = True
+
+        if self.method == "HEAD" or not length:
+            log_once(0)
+        self.end_headers()
         try:
             if self.method != "HEAD" and length:
                 limit = length
@@ -753,6 +766,8 @@ class Handler(BaseHTTPRequestHandler):
                     if kind == "corrupt" and c_off < sent + len(chunk) and c_end > sent:
                         a, b = max(c_off - sent, 0), min(c_end - sent, len(chunk))
                         chunk = chunk[:a] + bytes(x ^ 0xFF for x in chunk[a:b]) + chunk[b:]
+                    if kind != "drop" and sent + len(chunk) == length:
+                        log_once(length)
                     self.wfile.write(chunk)
                     sent += len(chunk)
                     if bps > 0 and sleep_budget > 0:
@@ -765,9 +780,8 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
-            self.entry["bytes"] = sent
-            if log:
-                st.log.add(self.entry)
+            if not logged:
+                log_once(sent)
 
     def _chunks(self, resp: Response, body: bytes, length: int, bps: float):
         size = CHUNK if bps <= 0 else max(1, min(CHUNK, int(bps / 20) or 1))
