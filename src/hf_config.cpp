@@ -71,6 +71,15 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
 
   c.offline = flags.offline || truthy(env("HF_HUB_OFFLINE"));
 
+  if (auto v = flags.stall_timeout ? flags.stall_timeout : env("KWHEEL_STALL_TIMEOUT")) {
+    char* end = nullptr;
+    const long n = std::strtol(v->c_str(), &end, 10);
+    if (v->empty() || *end || n < 1 || n > 3600)
+      throw Error(ErrorKind::usage, (flags.stall_timeout ? "--stall-timeout '" : "KWHEEL_STALL_TIMEOUT='") + *v +
+                                        "': give whole seconds from 1 to 3600");
+    c.stall_timeout = std::chrono::seconds(n);
+  }
+
   // REQUESTS_CA_BUNDLE is what huggingface_hub (requests) honours: a
   // machine set up for it works with kwheel too.
   const char* ca_from = "--ca-bundle";

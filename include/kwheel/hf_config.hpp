@@ -2,6 +2,7 @@
 // Where the Hub is and who we are to it, resolved the way huggingface_hub
 // resolves it, so kwheel and the `kernels` package agree on endpoint, token
 // and cache: flags first, then HF_* variables, then the files under HF_HOME.
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -18,6 +19,7 @@ struct HubConfig {
   std::filesystem::path cache_dir;     // HF_HUB_CACHE
   bool offline = false;
   std::string repo_type = "model";     // "model" or "kernel"
+  std::chrono::seconds stall_timeout{60};  // --stall-timeout / KWHEEL_STALL_TIMEOUT: abort a transfer idle this long
   std::string ca_bundle;               // --ca-bundle, KWHEEL_CA_BUNDLE, REQUESTS_CA_BUNDLE; empty = system CAs
 };
 
@@ -28,6 +30,7 @@ struct HubFlags {
   bool offline = false;
   std::optional<std::string> repo_type;
   std::optional<std::string> ca_bundle;
+  std::optional<std::string> stall_timeout;
 };
 
 // `warn` receives one-line warnings (e.g. a world-readable token file).

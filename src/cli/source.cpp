@@ -15,6 +15,8 @@ void add_hub_flags(CLI::App* sub, SourceArgs& a) {
   sub->add_flag("--offline", a.hub.offline, "Use the HF cache only (also HF_HUB_OFFLINE=1)");
   sub->add_option("--cache-dir", a.hub.cache_dir, "HF cache (default: $HF_HUB_CACHE or ~/.cache/huggingface/hub)");
   sub->add_option("--repo-type", a.hub.repo_type, "Hub repo type: model (default) or kernel");
+  sub->add_option("--stall-timeout", a.hub.stall_timeout,
+                  "Seconds without a byte before a transfer is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
   sub->add_option("--ca-bundle", a.hub.ca_bundle,
                   "PEM file of CAs to trust for the Hub's TLS (default: $KWHEEL_CA_BUNDLE, $REQUESTS_CA_BUNDLE, system CAs)");
 }

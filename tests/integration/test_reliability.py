@@ -135,6 +135,34 @@ def test_tls_missing_ca_bundle_is_a_usage_error(tls_hub, tmp_path):
     one_line_error(r, 2, "--ca-bundle", "nope.pem", "readable")
 
 
+# --------------------------------------------------------------------------- stalled transfer
+
+
+def test_stalled_download_times_out_and_is_retried(hub, tmp_path, clean):
+    """A server that accepts the request and then sends nothing: after --stall-timeout seconds
+    without a byte the transfer is dropped and retried (the retry is answered)."""
+    hub.clear_log()
+    fault = hub.add_fault("hold", path=f"*/build/{CPU}/img2gray/*.so", max_seconds=60)
+    try:
+        r = kwheel("build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
+                   "-o", tmp_path / "dist", "--stall-timeout", "2", env=H.clean_env(tmp_path / "home"))
+    finally:
+        hub.release(fault["id"])
+    assert r.returncode == 0, str(r)
+    assert H.wheel_shas(r) == clean
+    assert r.json["transfers"]["retries"] >= 1
+    gets = [e for e in hub.log() if e["method"] == "GET" and f"/build/{CPU}/img2gray/" in e["path"]
+            and e["path"].endswith(".so") and e.get("status") in (200, 206, 302)]
+    assert len(gets) >= 2, gets  # the held one, and the retry that was answered
+
+
+def test_stall_timeout_must_be_whole_seconds(tmp_path):
+    for bad in ("0", "1.5", "x"):
+        r = kwheel("build", REPO, "--endpoint", "http://127.0.0.1:9", "--stall-timeout", bad,
+                   env=H.clean_env(tmp_path / "home"))
+        one_line_error(r, 2, "--stall-timeout", bad)
+
+
 # --------------------------------------------------------------------------- disk full
 
 
