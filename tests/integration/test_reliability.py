@@ -254,3 +254,35 @@ def test_two_builds_share_one_cache_and_one_out(hub, tmp_path, clean):
     # each file was fetched once: the second run waited on the first one's lock
     so_gets = [e for e in hub.log() if e["method"] == "GET" and e["path"].endswith(".so") and not e.get("held")]
     assert len({e["path"] for e in so_gets}) == len(so_gets) or len(so_gets) <= 2 * 3
+
+
+# --------------------------------------------------------------------------- hostile repos (on disk)
+
+
+def _dir_build(tmp_path, files: dict[str, bytes]) -> tuple[H.Run, Path]:
+    repo = H.write_tree(tmp_path / "repo", files)
+    out = tmp_path / "dist"
+    return kwheel("build", repo, "--version", "0.1.0", "--name", "img2gray", "-o", out,
+                  env=H.clean_env(tmp_path / "home")), out
+
+
+def test_names_differing_only_in_case_stay_distinct_members(tmp_path):
+    files = {**H.kernel_files(CPU, "r"), f"build/{CPU}/img2gray/Extra.py": b"A = 1\n",
+             f"build/{CPU}/img2gray/extra.py": b"a = 2\n"}
+    r, out = _dir_build(tmp_path, files)
+    assert r.returncode == 0, str(r)
+    (wheel,) = out.glob("*.whl")
+    w = H.read_wheel(wheel)
+    assert w.files["img2gray/Extra.py"] == b"A = 1\n" and w.files["img2gray/extra.py"] == b"a = 2\n"
+    H.check_record(wheel)
+
+
+def test_zero_byte_shared_object_is_refused_with_its_name(tmp_path):
+    files = H.kernel_files(CPU, "r")
+    (so,) = [p for p in files if p.endswith(".so")]
+    files[so] = b""
+    r, out = _dir_build(tmp_path, files)
+    assert r.returncode != 0 and r.json and r.json["ok"] is False, str(r)
+    errors = " ".join(v.get("error", "") for v in r.json.get("variants", [])) + r.json.get("error", "")
+    assert Path(so).name in errors, str(r)
+    assert not out.exists() or not list(out.glob("*.whl"))
