@@ -9,6 +9,7 @@
 #include "kwheel/error.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/record.hpp"
+#include "kwheel/repo_layout.hpp"
 
 namespace kwheel {
 
@@ -50,6 +51,16 @@ MetadataFields parse_metadata_fields(const std::string& text) {
   return out;
 }
 
+namespace {
+
+[[noreturn]] void throw_unreadable(const std::filesystem::path& path, zip_error_t* e) {
+  std::string why = zip_error_strerror(e);
+  zip_error_fini(e);
+  throw Error(ErrorKind::input, "wheel '" + path.string() + "' cannot be read as a zip archive: " + why);
+}
+
+}  // namespace
+
 WheelArchive::WheelArchive(const std::filesystem::path& path) : path_(path) {
   filename_ = parse_wheel_filename(path.filename().string());
   int err = 0;
@@ -57,10 +68,27 @@ WheelArchive::WheelArchive(const std::filesystem::path& path) : path_(path) {
   if (!zip_) {
     zip_error_t e;
     zip_error_init_with_code(&e, err);
-    std::string why = zip_error_strerror(&e);
-    zip_error_fini(&e);
-    throw Error(ErrorKind::input, "wheel '" + path.string() + "' cannot be read as a zip archive: " + why);
+    throw_unreadable(path, &e);
   }
+  load();
+}
+
+WheelArchive::WheelArchive(const std::filesystem::path& name, std::string bytes) : path_(name), bytes_(std::move(bytes)) {
+  filename_ = parse_wheel_filename(name.filename().string());
+  zip_error_t e;
+  zip_error_init(&e);
+  zip_source_t* src = zip_source_buffer_create(bytes_.data(), bytes_.size(), 0, &e);
+  if (src) {
+    zip_.reset(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &e));
+    if (!zip_) zip_source_free(src);  // on failure the source is still ours
+  }
+  if (!zip_) throw_unreadable(name, &e);
+  zip_error_fini(&e);
+  load();
+}
+
+void WheelArchive::load() {
+  const std::filesystem::path& path = path_;
   // The spec: {name}-{version}.dist-info, name/version as in the filename.
   std::set<std::string> dist_infos;
   for (const auto& m : members()) {
@@ -129,6 +157,16 @@ std::vector<std::string> WheelArchive::verify_record() const {
   }
   std::map<std::string, RecordEntry> by_path;
   for (auto& r : rows) by_path[r.path] = r;
+  // Hashes cover contents, not names: a wheel can list '../x' consistently.
+  // Installers must refuse it; so does every command that trusts RECORD.
+  auto unsafe = [](std::string path) {
+    if (path.ends_with("/")) path.pop_back();  // a directory member
+    return unsafe_path_reason(path);
+  };
+  for (const auto& m : members())
+    if (auto why = unsafe(m); !why.empty()) problems.push_back("member '" + m + "' cannot be installed: " + why);
+  for (const auto& [p, _] : by_path)
+    if (auto why = unsafe(p); !why.empty()) problems.push_back("RECORD lists '" + p + "', which cannot be installed: " + why);
   for (const auto& m : members()) {
     if (m.ends_with("/")) continue;
     auto it = by_path.find(m);

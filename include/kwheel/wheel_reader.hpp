@@ -25,6 +25,9 @@ class WheelArchive {
  public:
   // Throws Error(input) if the file is not a readable zip or not a wheel.
   explicit WheelArchive(const std::filesystem::path& path);
+  // The same for a wheel held in memory; `name` stands for its path (the
+  // filename gives the tags; messages quote it).
+  WheelArchive(const std::filesystem::path& name, std::string bytes);
   ~WheelArchive();
   WheelArchive(const WheelArchive&) = delete;
   WheelArchive& operator=(const WheelArchive&) = delete;
@@ -42,15 +45,19 @@ class WheelArchive {
   std::string field(const std::string& name) const;  // first value or ""
 
   // Every mismatch between RECORD and the archive (missing rows, wrong
-  // hashes or sizes, members RECORD does not list); empty when consistent.
+  // hashes or sizes, members RECORD does not list) and every member or row
+  // whose path is unsafe to install (absolute, '..', backslashes, control
+  // characters: repo_layout's unsafe_path_reason); empty when consistent.
   std::vector<std::string> verify_record() const;
 
  private:
   struct ZipClose {
     void operator()(zip* z) const noexcept;
   };
+  void load();  // the checks and reads both constructors share, once open
   std::filesystem::path path_;
   WheelFilename filename_;
+  std::string bytes_;  // the archive when opened from memory; outlives zip_
   std::unique_ptr<zip, ZipClose> zip_;
   std::string dist_info_;
   std::string metadata_;

@@ -1,12 +1,19 @@
 #pragma once
-// Helpers the unit tests share: a self-removing temp directory and a
-// whole-file reader.
+// Helpers the unit tests share: a self-removing temp directory, a
+// whole-file reader and a writer of arbitrary (even hostile) wheels.
 #include <stdlib.h>
+#include <zip.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "kwheel/digest.hpp"
+#include "kwheel/record.hpp"
 
 namespace kwheel::testing {
 
@@ -29,6 +36,32 @@ class TempDir {
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A zip at `path` holding `files` as given (any names, in order) plus a
+// RECORD, at `record`, listing each with its true hash and size: what a wheel
+// kwheel did not write may look like.
+inline void write_test_wheel(const std::filesystem::path& path, const std::vector<std::pair<std::string, std::string>>& files,
+                             const std::string& record) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  if (!z) throw std::runtime_error("zip_open failed");
+  std::string rows;
+  auto add = [&](const std::string& name, const std::string& data) {
+    zip_source_t* src = zip_source_buffer(z, data.data(), data.size(), 0);
+    if (!src || zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8) < 0) throw std::runtime_error("zip_file_add failed");
+  };
+  std::vector<std::string> keep;  // libzip reads the buffers at zip_close
+  keep.reserve(files.size() + 1);
+  for (const auto& [name, data] : files) {
+    Hasher h;
+    h.update(data);
+    rows += record_line({name, "sha256=" + urlsafe_b64_nopad(h.finish()), data.size()});
+    add(name, keep.emplace_back(data));
+  }
+  rows += record_line({record, "", std::nullopt});
+  add(record, keep.emplace_back(rows));
+  if (zip_close(z) != 0) throw std::runtime_error("zip_close failed");
 }
 
 }  // namespace kwheel::testing
