@@ -12,7 +12,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <thread>
 #include <utility>
 
@@ -220,9 +219,40 @@ std::string resolve_url(const std::string& base, const std::string& location) {
 }
 
 std::optional<std::string> link_next(const std::string& header) {
-  static const std::regex re(R"(<([^>]*)>\s*;\s*rel\s*=\s*"?next"?)");
-  std::smatch m;
-  if (std::regex_search(header, m, re)) return m[1].str();
+  // What regex_search of <([^>]*)>\s*;\s*rel\s*=\s*"?next"? finds (as
+  // huggingface_hub reads the header), by hand: std::regex recurses once per
+  // character and overflows the stack on a long header (curl passes up to
+  // 100 KiB). Linear: every '<' before one '>' shares that '>'.
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
+  auto rel_next_at = [&](size_t i) {  // \s*;\s*rel\s*=\s*"?next"? at i
+    auto skip = [&] {
+      while (i < header.size() && space(header[i])) ++i;
+    };
+    auto take = [&](std::string_view word) {
+      if (header.compare(i, word.size(), word) != 0) return false;
+      i += word.size();
+      return true;
+    };
+    skip();
+    if (!take(";")) return false;
+    skip();
+    if (!take("rel")) return false;
+    skip();
+    if (!take("=")) return false;
+    skip();
+    take("\"");
+    return take("next");
+  };
+  size_t close = std::string::npos;
+  bool close_ok = false;
+  for (size_t open = header.find('<'); open != std::string::npos; open = header.find('<', open + 1)) {
+    if (close == std::string::npos || close < open) {
+      close = header.find('>', open + 1);
+      if (close == std::string::npos) return std::nullopt;
+      close_ok = rel_next_at(close + 1);
+    }
+    if (close_ok) return header.substr(open + 1, close - open - 1);
+  }
   return std::nullopt;
 }
 
