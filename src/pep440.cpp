@@ -38,6 +38,10 @@ const std::regex& version_regex() {
 }  // namespace
 
 std::optional<Version> Version::try_parse(std::string_view text) {
+  // std::regex recurses per character and overflows the stack on long input
+  // (versions come from wheel filenames, METADATA and index pages). No file
+  // name, so no distribution, carries a version this long.
+  if (text.size() > kMaxVersionLength) return std::nullopt;
   std::string t = lower(text);
   std::smatch m;
   if (!std::regex_match(t, m, version_regex())) return std::nullopt;
@@ -231,8 +235,11 @@ std::string normalize_name(std::string_view name) {
 }
 
 bool is_valid_name(std::string_view name) {
-  static const std::regex re(R"(^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$)", std::regex::icase);
-  return std::regex_match(std::string(name), re);
+  // ^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$ (PEP 508, case-insensitive),
+  // by hand: std::regex would recurse once per character of an untrusted name.
+  auto alnum = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (name.empty() || !alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 std::string wheel_name_component(std::string_view name) {

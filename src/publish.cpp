@@ -9,7 +9,6 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -134,6 +133,37 @@ constexpr FieldMap kFields[] = {
     {"license-file", "license_file", true},
 };
 
+// pkg_resources.safe_name, which twine sends as the form's name.
+std::string safe_name(const std::string& name) {
+  std::string out;
+  bool in_run = false;
+  for (char c : name) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.';
+    if (keep) out += c;
+    else if (!in_run) out += '-';
+    in_run = !keep;
+  }
+  return out;
+}
+
+// Every <...> becomes one space (what replacing the regex <[^>]*> with " "
+// does, without std::regex's per-character recursion: error pages come from
+// the server and may be long).
+std::string tags_to_spaces(const std::string& text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('<', i);
+    size_t close = open == std::string::npos ? std::string::npos : text.find('>', open + 1);
+    if (close == std::string::npos) break;
+    out.append(text, i, open - i);
+    out += ' ';
+    i = close + 1;
+  }
+  out.append(text, i, std::string::npos);
+  return out;
+}
+
 std::string inner_of(const std::string& body, const std::string& tag) {
   std::string lb = lower(body);
   size_t a = lb.find("<" + tag);
@@ -230,9 +260,10 @@ std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& 
     auto [it, end] = fields.equal_range(f.header);
     if (it == end) continue;
     if (std::string(f.field) == "name") {
-      // twine sends pkg_resources.safe_name(): runs of other characters become '-'.
-      static const std::regex unsafe("[^A-Za-z0-9.]+");
-      add("name", std::regex_replace(strip(it->second), unsafe, "-"));
+      // twine sends pkg_resources.safe_name(): runs of other characters become
+      // '-' (re.sub('[^A-Za-z0-9.]+', '-', name); by hand, as std::regex
+      // overflows the stack on a long run, and the name is the wheel's).
+      add("name", safe_name(strip(it->second)));
       continue;
     }
     if (std::string(f.field) == "keywords") {
@@ -279,8 +310,7 @@ std::string server_message(const std::string& reason, const std::string& body) {
     text = inner_of(body, "pre");
     if (strip(text).empty()) text = inner_of(body, "h1");
     if (strip(text).empty()) text = inner_of(body, "title");
-    static const std::regex tags("<[^>]*>");
-    text = html_unescape(std::regex_replace(text, tags, " "));
+    text = html_unescape(tags_to_spaces(text));
   }
   std::string out;
   bool space = false;

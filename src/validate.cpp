@@ -160,9 +160,13 @@ std::optional<std::string> incompatibility(const WheelArchive& w, const Interpre
   if (auto p = filename_incompatibility(w.filename(), in, device)) return p;
   bool needs_torch = false;
   for (auto [it, end] = w.metadata().equal_range("Requires-Dist"); it != end; ++it) {
-    static const std::regex torch_req(R"(^torch\s*(\(?\s*([^;)]*)\)?)?\s*(;.*)?$)");
+    // The requirement before its marker; std::regex recurses per character,
+    // so an absurdly long one (the wheel is untrusted) is not read as torch's.
+    const std::string req = it->second.substr(0, it->second.find(';'));
+    if (req.size() > 1024) continue;
+    static const std::regex torch_req(R"(^torch\s*(\(?\s*([^;)]*)\)?)?\s*$)");
     std::smatch m;
-    if (!std::regex_match(it->second, m, torch_req)) continue;
+    if (!std::regex_match(req, m, torch_req)) continue;
     needs_torch = true;
     if (!in.torch) return "the wheel needs torch and " + in.executable + " has none";
     std::string spec = m[2];

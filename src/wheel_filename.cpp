@@ -19,6 +19,10 @@ WheelFilename parse_wheel_filename(const std::string& filename) {
     return Error(ErrorKind::input, "'" + filename + "' is not a valid wheel filename: " + why);
   };
   if (!filename.ends_with(".whl")) throw fail("it does not end in .whl");
+  // One path component (NAME_MAX): index pages may list anything, and what
+  // is parsed from it (versions, tags, labels) stays short.
+  if (filename.size() > 255)
+    throw Error(ErrorKind::input, "'" + filename.substr(0, 60) + "...' is not a valid wheel filename: longer than 255 bytes");
   auto parts = split(filename.substr(0, filename.size() - 4), '-');
   if (parts.size() != 5 && parts.size() != 6) throw fail("expected name-version[-build]-python-abi-platform");
   for (const auto& p : parts)

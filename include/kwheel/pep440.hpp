@@ -11,6 +11,9 @@
 
 namespace kwheel {
 
+// Longer text is not a version: no wheel filename (255 bytes) holds it.
+constexpr size_t kMaxVersionLength = 255;
+
 class Version {
  public:
   // Throws kwheel::Error(input) when `text` is not a PEP 440 version.

@@ -189,3 +189,17 @@ TEST(Pep503, ValidNames) {
   for (auto ok : {"a", "A1", "a-b", "a.b_c", "img2gray", "x9"}) EXPECT_TRUE(is_valid_name(ok)) << ok;
   for (auto bad : {"", "-a", "a-", ".a", "a b", "a/b", "\xc3\xa9", "a+b", "a\nb"}) EXPECT_FALSE(is_valid_name(bad)) << bad;
 }
+
+TEST(Pep440, LongInputIsRefusedNotARecursionDepth) {
+  // Found by review while writing the wheel and index_page fuzz targets:
+  // std::regex recursed once per character of a version or name from a
+  // wheel or an index page and overflowed the stack.
+  std::string longest = "1";
+  while (longest.size() + 2 <= kMaxVersionLength) longest += ".0";
+  EXPECT_TRUE(Version::try_parse(longest));
+  EXPECT_FALSE(Version::try_parse(longest + "+" + std::string(200000, 'a')));
+  EXPECT_THROW(Version::parse("1+" + std::string(200000, 'a')), Error);
+  EXPECT_TRUE(is_valid_name(std::string(200000, 'a')));
+  for (const char* ok : {"a", "A1", "img2gray", "a.b_c-D", "0"}) EXPECT_TRUE(is_valid_name(ok)) << ok;
+  for (const char* bad : {"", "-a", "a-", ".a", "a_", "a b", "a+b", "\xc3\xa9"}) EXPECT_FALSE(is_valid_name(bad)) << bad;
+}

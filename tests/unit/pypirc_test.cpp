@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "kwheel/error.hpp"
+#include "kwheel/pep440.hpp"
 #include "kwheel/publish.hpp"
+#include "test_support.hpp"
 
 using namespace kwheel;
 namespace fs = std::filesystem;
@@ -162,4 +164,39 @@ TEST(UploadAnswers, AlreadyExistsAsTwineJudgesIt) {
             "Package 'x.whl' already exists! You may start server with `--overwrite` option.");
   EXPECT_EQ(server_message("Unauthorized", ""), "Unauthorized");
   EXPECT_EQ(server_message("", std::string(1000, 'x')).size(), 300u);
+}
+
+TEST(Publish, LongServerPagesAndNamesDoNotOverflowTheStack) {
+  // Found by review while writing the index_page and wheel fuzz targets:
+  // an error page's tags and the wheel's Name went through std::regex, which
+  // recursed once per character.
+  const std::string page = "<html><pre>" + std::string(200000, '<') + "x</pre>";
+  EXPECT_LE(server_message("Conflict", page).size(), 300u);
+  EXPECT_EQ(server_message("", "<html><pre>a<b>c<d</pre>"), "a c<d");
+
+  kwheel::testing::TempDir tmp;
+  const auto path = tmp.path() / "a_b-1.0-py3-none-any.whl";
+  kwheel::testing::write_test_wheel(
+      path, {{"a_b/__init__.py", ""}, {"a_b-1.0.dist-info/METADATA", "Metadata-Version: 2" + std::string(200000, '0') + "\nName: a" + std::string(200000, '-') + "b\nVersion: 1.0\n"}},
+      "a_b-1.0.dist-info/RECORD");
+  WheelArchive wheel(path);
+  std::string name;
+  for (const auto& part : upload_form(wheel, std::string(64, '0')))
+    if (part.name == "name") name = part.value;
+  EXPECT_EQ(name, "a-b");
+}
+
+TEST(Publish, FormNameIsSafeName) {
+  kwheel::testing::TempDir tmp;
+  for (const auto& [given, sent] : std::vector<std::pair<std::string, std::string>>{{"Img2Gray", "Img2Gray"}, {"a_b", "a-b"}, {"a.b", "a.b"}, {"a__-b", "a-b"}}) {
+    const std::string meta = "Metadata-Version: 2.1\nName: " + given + "\nVersion: 1.0\n";
+    const std::string file = wheel_name_component(given) + "-1.0-py3-none-any.whl";
+    kwheel::testing::write_test_wheel(tmp.path() / file, {{"x/__init__.py", ""}, {wheel_name_component(given) + "-1.0.dist-info/METADATA", meta}},
+                                      wheel_name_component(given) + "-1.0.dist-info/RECORD");
+    WheelArchive wheel(tmp.path() / file);
+    std::string name;
+    for (const auto& part : upload_form(wheel, std::string(64, '0')))
+      if (part.name == "name") name = part.value;
+    EXPECT_EQ(name, sent) << given;
+  }
 }
