@@ -11,7 +11,9 @@ namespace {
 
 // glibc floor of a Linux platform tag, or -1 for a non-manylinux tag.
 int manylinux_glibc_minor(const std::string& tag, std::string& arch) {
-  static const std::regex modern(R"(^manylinux_2_(\d+)_(\w+)$)");
+  // Digit runs are bounded so that std::stoi cannot overflow (tags come from
+  // filenames on index pages): a longer number is no manylinux tag.
+  static const std::regex modern(R"(^manylinux_2_(\d{1,6})_(\w+)$)");
   static const std::regex legacy(R"(^manylinux(1|2010|2014)_(\w+)$)");
   std::smatch m;
   if (std::regex_match(tag, m, modern)) {
@@ -61,7 +63,7 @@ std::optional<std::string> python_problem(const WheelFilename& w, const Interpre
   for (const auto& py : w.python) {
     for (const auto& abi : w.abi) {
       if (py == "py3" || py == "py" + std::to_string(have->major) + std::to_string(have->minor)) return std::nullopt;
-      static const std::regex cp(R"(^cp(\d)(\d+)$)");
+      static const std::regex cp(R"(^cp(\d)(\d{1,6})$)");  // bounded for std::stoi
       std::smatch m;
       if (!std::regex_match(py, m, cp) || in.implementation != "cpython") continue;
       int major = std::stoi(m[1]), minor = std::stoi(m[2]);
@@ -96,7 +98,8 @@ LocalLabel read_label(const std::string& version) {
   std::vector<std::string> segs = split(l.text, '.');
   size_t first = 0;
   static const std::regex framework(R"(^(torch|torchstableabi|tvmffi)(\d{1,6})$)");
-  static const std::regex digits(R"(^\d{1,6}$)");
+  // Up to 8 digits: what the variant grammar lets a minor have (torch + 9 digits).
+  static const std::regex digits(R"(^\d{1,8}$)");
   std::smatch m;
   if (segs.size() >= 2 && std::regex_match(segs[0], m, framework) && std::regex_match(segs[1], digits)) {
     l.framework = m[1];
@@ -110,7 +113,7 @@ LocalLabel read_label(const std::string& version) {
   }
   for (size_t i = first; i < segs.size(); ++i) {
     const std::string& seg = segs[i];
-    static const std::regex cu(R"(^cu(\d+)(\d)$)");
+    static const std::regex cu(R"(^cu(\d{1,8})(\d)$)");  // bounded for std::stoi
     static const std::regex backend(R"(^(cu|rocm|xpu|cann)\d+$|^(cpu|cuda|rocm|xpu|metal|npu|neuron|cann|tpu)$)");
     if (std::regex_match(seg, m, cu)) l.cuda = std::to_string(std::stoi(m[1])) + "." + m[2].str();
     if (seg.starts_with("rocm")) l.rocm = true;

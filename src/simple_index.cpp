@@ -375,7 +375,7 @@ std::vector<IndexFile> parse_project_json(const std::string& text, const std::st
       if (f.metadata_sha256 || !e.contains(key)) continue;
       const auto& m = e[key];
       if (m.is_boolean() && m.get<bool>()) f.metadata_sha256 = "";
-      else if (m.is_object()) f.metadata_sha256 = m.value("sha256", "");
+      else if (m.is_object()) f.metadata_sha256 = m.contains("sha256") && m["sha256"].is_string() ? m["sha256"].get<std::string>() : "";
     }
     if (e.contains("size") && e["size"].is_number_unsigned()) f.size = e["size"].get<uint64_t>();
     if (e.contains("yanked")) f.yanked = e["yanked"].is_string() || (e["yanked"].is_boolean() && e["yanked"].get<bool>());

@@ -2,9 +2,23 @@
 
 #include <gtest/gtest.h>
 
+#include "kwheel/error.hpp"
+#include "kwheel/tags.hpp"
 #include "kwheel/validate.hpp"
 
 using namespace kwheel;
+
+TEST(LocalLabel, ReadsBackEveryLabelBuildWrites) {
+  // Found by the variant fuzzer: a variant the grammar accepts (torch minor
+  // of 7 digits) got a label read_label did not recognise as kwheel's, so
+  // index/pin/validate treated kwheel's own wheel as foreign.
+  const Variant v = parse_variant("torch21018811-cu1130-x86_64-linux");
+  auto l = read_label("0.1.0+" + local_label(v));
+  EXPECT_EQ(l.framework, "torch");
+  EXPECT_EQ(l.framework_version, (MajorMinor{2, 1018811}));
+  EXPECT_EQ(l.backend, "cu1130");
+  EXPECT_EQ(read_label("0.1.0+torch2.99999999.cpu").framework_version, (MajorMinor{2, 99999999}));
+}
 
 TEST(LocalLabel, ReadsKwheelLabels) {
   auto l = read_label("0.1.0+torch2.10.cu130");
@@ -73,4 +87,25 @@ TEST(FilenameIncompatibility, ADescribedTargetChecksOnlyTorchAndCompute) {
   auto why = filename_incompatibility(wf("k-0.1.0+torch2.9.cu126-cp39-abi3-manylinux_2_28_x86_64.whl"), t, "auto");
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("the target has torch 2.7"), std::string::npos) << *why;
+}
+
+TEST(Compat, HostileFilenamesAreRefusedOrUnfit) {
+  // Found by the index_page fuzz target's crafted inputs: numbers in tags and
+  // labels went through std::stoi unbounded (std::out_of_range escaped
+  // `kwheel pin`), and long filenames into std::regex's recursion.
+  EXPECT_THROW(parse_wheel_filename("a-1.0-py3-none-" + std::string(300, 'x') + ".whl"), Error);
+  EXPECT_NO_THROW(read_label("0.1+torch2.7.cu" + std::string(30, '1')));
+  InterpreterInfo in;
+  in.executable = "/usr/bin/python3";
+  in.python = "3.11";
+  in.implementation = "cpython";
+  in.machine = "x86_64";
+  in.system = "linux";
+  in.glibc = "2.36";
+  in.torch = "2.7.1";
+  for (const char* name : {"a-1.0-cp3999999999999-abi3-linux_x86_64.whl", "a-1.0-cp39-abi3-manylinux_2_99999999999_x86_64.whl",
+                           "a-1.0+cu99999999999999999999-cp39-abi3-manylinux_2_28_x86_64.whl"}) {
+    const WheelFilename w = parse_wheel_filename(name);
+    EXPECT_NO_THROW(filename_incompatibility(w, in, "auto")) << name;
+  }
 }

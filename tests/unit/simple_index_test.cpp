@@ -123,3 +123,11 @@ TEST(ProjectPage, NotAPageIsAnInputError) {
   }
   EXPECT_THROW(parse_project_html("plain text", "page"), Error);
 }
+
+TEST(SimpleIndex, ProjectJsonOfUnexpectedTypesIsReadNotThrown) {
+  // Found by the index_page fuzz target's crafted inputs: a non-string
+  // core-metadata sha256 threw nlohmann's type_error out of `kwheel pin`.
+  auto files = parse_project_json(R"({"files":[{"filename":"a-1.0-py3-none-any.whl","url":"u","core-metadata":{"sha256":5}}]})", "t");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].metadata_sha256, "");
+}
