@@ -365,8 +365,8 @@ TEST(ElfMalformed, SectionHeadersMustAgreeWithTheLoadersView) {
 }
 
 // A deterministic mini-fuzz in the unit suite: random byte edits of a real
-// object must only ever parse or raise kwheel::Error. (scripts/fuzz-elf runs
-// the real libFuzzer target under ASan/UBSan.)
+// object must only ever parse or raise kwheel::Error. (`scripts/fuzz 600 elf`
+// runs the real libFuzzer target under ASan/UBSan.)
 TEST(ElfMalformed, RandomMutationsNeverEscape) {
   TempDir d;
   const auto good = read_bytes(build_c(d, "libv.so", kVersioned, "-lm"));

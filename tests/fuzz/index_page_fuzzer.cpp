@@ -1,0 +1,65 @@
+// Package index pages, as `kwheel pin` reads them from any index URL (PEP
+// 503 HTML or PEP 691 JSON, root and project pages), then what pin decides
+// from each listed file (filename, version, local label, fit); and an
+// index's error page, as publish turns it into a one-line message.
+#include "fuzz_support.hpp"
+#include "kwheel/compat.hpp"
+#include "kwheel/error.hpp"
+#include "kwheel/pep440.hpp"
+#include "kwheel/publish.hpp"
+#include "kwheel/simple_index.hpp"
+#include "kwheel/validate.hpp"
+#include "kwheel/wheel_filename.hpp"
+
+using namespace kwheel;
+
+namespace {
+
+void decide(const IndexFile& f) {  // pin(): per candidate file
+  WheelFilename w;
+  try {
+    w = parse_wheel_filename(f.filename);
+  } catch (const Error& e) {
+    FUZZ_CHECK(e.kind() == ErrorKind::input);
+    return;
+  }
+  (void)read_label(w.version);
+  (void)Version::try_parse(w.version);
+  InterpreterInfo described;  // described_target("2.7", "12.6"): Python and platform not checked
+  described.torch = "2.7.0";
+  described.cuda = "12.6";
+  (void)filename_incompatibility(w, described, "auto");
+  InterpreterInfo probed = described;  // probe_interpreter(): every tag checked
+  probed.executable = "/usr/bin/python3";
+  probed.python = "3.11";
+  probed.implementation = "cpython";
+  probed.machine = "x86_64";
+  probed.system = "linux";
+  probed.glibc = "2.36";
+  (void)filename_incompatibility(w, probed, "auto");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string body = fuzz_string(data, size);
+  for (bool json : {false, true}) {
+    try {
+      (void)parse_root_page(body, json, "fuzz");
+    } catch (const Error& e) {
+      FUZZ_CHECK(e.kind() == ErrorKind::input);
+    }
+    try {
+      for (const IndexFile& f : json ? parse_project_json(body, "fuzz") : parse_project_html(body, "fuzz")) {
+        if (!json) FUZZ_CHECK(f.url.find('#') == std::string::npos);  // the #sha256= fragment is split off
+        decide(f);
+      }
+    } catch (const Error& e) {
+      FUZZ_CHECK(e.kind() == ErrorKind::input);
+    }
+  }
+  const std::string line = server_message("Conflict", body);
+  FUZZ_CHECK(line.size() <= 300);
+  FUZZ_CHECK(line.find('\n') == std::string::npos);
+  return 0;
+}
