@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "kwheel/error.hpp"
+#include "kwheel/temp_dir.hpp"
 #include "kwheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -29,19 +30,11 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
     WheelArchive wheel(path);
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
-    std::string tmpl = (fs::temp_directory_path() / "kwheel-inspect-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::io, "cannot create a temporary directory");
-    struct Cleanup {
-      fs::path p;
-      ~Cleanup() {
-        std::error_code ec;
-        fs::remove_all(p, ec);
-      }
-    } cleanup{tmpl};
+    TempDir scratch("inspect");
     size_t i = 0;
     for (const auto& m : wheel.members()) {
       if (!looks_shared(m)) continue;
-      const fs::path tmp = fs::path(tmpl) / std::to_string(i++);
+      const fs::path tmp = scratch.path() / std::to_string(i++);
       wheel.extract(m, tmp);
       if (!is_elf_file(tmp)) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
       ElfInfo e = read_elf(tmp);

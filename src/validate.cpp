@@ -12,6 +12,7 @@
 #include "kwheel/error.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/process.hpp"
+#include "kwheel/temp_dir.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -97,27 +98,6 @@ std::string package_of(const WheelArchive& w) {
   if (packages.size() == 1) return *packages.begin();
   throw Error(ErrorKind::input, "wheel '" + w.path().filename().string() + "' has no single top-level package to import (found " + std::to_string(packages.size()) + ")");
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kwheel-validate-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::io, "cannot create a temporary directory under " + fs::temp_directory_path().string());
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    if (!keep_) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  void keep() { keep_ = true; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  bool keep_ = false;
-};
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -214,7 +194,7 @@ ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in,
   }
   r.timings["inspect"] = seconds_since(t0);
 
-  TempDir tmp;
+  TempDir tmp("validate");
   if (o.keep_env) tmp.keep();
   const fs::path env = tmp.path() / "env";
   auto t = Clock::now();

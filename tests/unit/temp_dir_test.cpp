@@ -1,0 +1,54 @@
+#include "kwheel/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "kwheel/error.hpp"
+
+using namespace kwheel;
+namespace fs = std::filesystem;
+
+TEST(TempDir, PrivateAndRemovedWithItsContents) {
+  fs::path where;
+  {
+    TempDir t("unit");
+    where = t.path();
+    EXPECT_TRUE(fs::is_directory(where));
+    EXPECT_TRUE(where.filename().string().starts_with("kwheel-unit-"));
+    struct stat st {};
+    ASSERT_EQ(::stat(where.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    fs::create_directories(where / "a/b");
+    std::ofstream(where / "a/b/f") << "x";
+  }
+  EXPECT_FALSE(fs::exists(where));
+}
+
+TEST(TempDir, KeepLeavesItOnDisk) {
+  fs::path where;
+  {
+    TempDir t("unit");
+    where = t.path();
+    t.keep();
+  }
+  EXPECT_TRUE(fs::is_directory(where));
+  fs::remove_all(where);
+}
+
+TEST(TempDir, UnwritableTmpdirIsAnIoErrorNamingIt) {
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", "/proc", 1);
+  try {
+    TempDir t("unit");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+    EXPECT_NE(std::string(e.what()).find("/proc"), std::string::npos) << e.what();
+  }
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+}
