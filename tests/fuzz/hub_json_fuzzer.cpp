@@ -1,11 +1,13 @@
 // Hub API response bodies: a tree listing page, the refs listing and the
 // revision info, parsed as HubClient parses them (json::parse without
-// exceptions, then the hub_json checks).
+// exceptions, then the hub_json checks); a page's files then grouped into
+// variants as build groups them.
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
 #include "kwheel/error.hpp"
 #include "kwheel/hub_json.hpp"
+#include "kwheel/repo_layout.hpp"
 
 using namespace kwheel;
 using nlohmann::json;
@@ -26,9 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (j.is_discarded()) return 0;
 
   if (j.is_array()) {  // HubClient::list_tree: every element of a page
+    std::vector<RepoFile> files;
     for (const auto& element : j) {
       try {
         const TreeEntry e = parse_tree_entry(element, "fuzz");
+        if (e.type == "file") files.push_back({e.path, "/nonexistent", e.size, false});
         FUZZ_CHECK(e.type == "file" || e.type == "directory");
         if (e.type == "file") {
           FUZZ_CHECK(lower_hex(e.oid, 40) && is_git_sha1(e.oid));
@@ -38,6 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       } catch (const Error& e) {
         FUZZ_CHECK(e.kind() == ErrorKind::network);
       }
+    }
+    try {  // build: the listed files grouped into variants (paths are the repo owner's)
+      for (const VariantInput& v : group_variants(files)) {
+        FUZZ_CHECK(unsafe_path_reason(v.name).empty() && v.name.find('/') == std::string::npos);
+        for (const RepoFile& f : v.files) FUZZ_CHECK(unsafe_path_reason(f.path).empty());
+      }
+    } catch (const Error& e) {
+      FUZZ_CHECK(e.kind() == ErrorKind::input);
     }
   }
 
