@@ -6,6 +6,7 @@
 #include "cli/cli.hpp"
 #include "kwheel/atomic_file.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 
 namespace {
 
@@ -41,14 +42,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kwheel: error: " << e.what() << " (see 'kwheel --help')\n";
+    std::cerr << "kwheel: error: " << kwheel::printable(e.what()) << " (see 'kwheel --help')\n";
     return static_cast<int>(kwheel::ErrorKind::usage);
   } catch (const kwheel::Error& e) {
     if (out.json) out.emit_json({{"ok", false}, {"error", e.what()}, {"exit_code", e.exit_code()}});
     std::cerr << "kwheel: error: " << e.what() << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "kwheel: internal error: " << e.what() << "\n";
+    std::cerr << "kwheel: internal error: " << kwheel::printable(e.what()) << "\n";
     return 1;
   }
   return exit_code;

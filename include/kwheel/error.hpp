@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kwheel/text.hpp"
+
 namespace kwheel {
 
 enum class ErrorKind {
@@ -20,8 +22,11 @@ enum class ErrorKind {
 
 class Error : public std::runtime_error {
  public:
+  // Messages quote names from repos, wheels and servers; printable() keeps
+  // what() one line of valid UTF-8 whatever those hold (a NUL would even
+  // cut the C string what() returns).
   Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+      : std::runtime_error(printable(message)), kind_(kind) {}
   ErrorKind kind() const noexcept { return kind_; }
   int exit_code() const noexcept { return static_cast<int>(kind_); }
 

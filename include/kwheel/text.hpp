@@ -10,4 +10,11 @@ namespace kwheel {
 // is {"a", "", "b"}; split("", '.') is {""}.
 std::vector<std::string> split(std::string_view text, char separator);
 
+// `text` safe to print on one line and to put in JSON: control bytes
+// (newline, NUL, ESC, DEL) and bytes that are not valid UTF-8 become \xNN.
+// Error messages quote names from repos, wheels and servers; a hostile name
+// must not split the one-line error, drive the terminal, or make the
+// --json encoder throw on invalid UTF-8.
+std::string printable(std::string_view text);
+
 }  // namespace kwheel

@@ -1,0 +1,46 @@
+#include "kwheel/text.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kwheel/error.hpp"
+
+using namespace kwheel;
+
+TEST(Split, KeepsEmptyFields) {
+  EXPECT_EQ(split("a..b", '.'), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(split("", '.'), (std::vector<std::string>{""}));
+}
+
+TEST(Printable, KeepsTextAndValidUtf8) {
+  for (std::string s : {"plain", "a b\\c 'd'", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xef\xbf\xbf"})
+    EXPECT_EQ(printable(s), s) << s;
+}
+
+TEST(Printable, EscapesControlBytes) {
+  EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(printable("x\ny\r\t\x1b[2J\x7f"), "x\\x0ay\\x0d\\x09\\x1b[2J\\x7f");
+}
+
+TEST(Printable, EscapesInvalidUtf8ByteByByte) {
+  EXPECT_EQ(printable("\xff"), "\\xff");
+  EXPECT_EQ(printable("\xc3"), "\\xc3");               // truncated sequence
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");      // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // surrogate U+D800
+  EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_EQ(printable("\xe2\x82z"), "\\xe2\\x82z");    // bad continuation, next byte kept
+}
+
+TEST(Printable, AnyBytesGiveOneLineThatJsonAccepts) {
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  const std::string p = printable(all + all.substr(0, 1) + "\xc3\xa9");
+  EXPECT_EQ(p.find('\n'), std::string::npos);
+  EXPECT_NO_THROW((void)nlohmann::json(p).dump());
+  EXPECT_TRUE(p.ends_with("\xc3\xa9"));
+}
+
+TEST(Printable, ErrorMessagesKeepWhatFollowsANul) {
+  const kwheel::Error e(kwheel::ErrorKind::input, std::string("file 'a\0b\nc': bad", 17));
+  EXPECT_STREQ(e.what(), "file 'a\\x00b\\x0ac': bad");
+}
