@@ -267,11 +267,16 @@ std::vector<RepoFile> HubClient::fetch(const std::string& commit, const std::vec
   std::vector<std::pair<std::string, const TreeEntry*>> todo;
   std::set<std::string> needed;
   std::vector<fs::path> missing;
+  std::set<std::string> paths;
   json listing = json::array();
   for (const auto& e : entries) {
     if (e.type != "file") continue;
     if (auto why = unsafe_path_reason(e.path); !why.empty())
       throw Error(ErrorKind::input, "repo '" + repo_id_ + "' lists the file '" + e.path + "': " + why + "; refusing to use this repo");
+    // Git trees cannot hold one path twice; a listing that does is not a
+    // repo we know how to package (which copy would the wheel hold?).
+    if (!paths.insert(e.path).second)
+      throw Error(ErrorKind::input, "repo '" + repo_id_ + "' lists the file '" + e.path + "' twice; refusing to use this repo");
     listing.push_back({{"path", e.path}, {"size", e.size}, {"oid", e.oid}, {"lfs", e.lfs_sha256 ? json(*e.lfs_sha256) : json(nullptr)}});
     const fs::path blob = cache_.blob(e.etag());
     std::error_code ec;

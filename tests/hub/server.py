@@ -319,7 +319,7 @@ FAULT_KINDS = {
     "corrupt",  # same length, wrong bytes: XOR 0xFF over [offset, offset+count) of the body
     "slow",  # sleep `delay` s before answering, then send at `bytes_per_sec` (bounded)
     "truncate_json",  # JSON answers cut to `keep_bytes` (default: half), Content-Length adjusted
-    "tree_lie",  # tree/paths-info/siblings entries matching `file` lie about `field`
+    "tree_lie",  # tree/paths-info/siblings entries matching `file` lie about `field` (or are listed twice)
     "headers",  # `remove` some response headers and/or `set` others
     "hold",  # withhold the answer until POST /_fixture/faults/{id}/release (or `max_seconds`, default 60)
 }
@@ -355,8 +355,10 @@ class Faults:
         if kind == "tree_lie":
             f.setdefault("field", "size")
             f.setdefault("file", "*")
-            if f["field"] not in ("size", "oid", "lfs_oid", "lfs_size"):
-                raise ValueError("tree_lie field must be size, oid, lfs_oid or lfs_size")
+            if f["field"] not in ("size", "oid", "lfs_oid", "lfs_size", "path", "duplicate"):
+                raise ValueError("tree_lie field must be size, oid, lfs_oid, lfs_size, path or duplicate")
+            if f["field"] == "path" and not isinstance(f.get("value"), str):
+                raise ValueError("tree_lie field path needs the string `value` to list instead")
         with self.lock:
             f["id"] = self.next_id
             self.next_id += 1
@@ -932,9 +934,7 @@ class Handler(BaseHTTPRequestHandler):
             lie = self.state.faults.take(self.listener, self.method, self.upath, {"tree_lie"})
             if lie is not None:
                 self.entry["fault"] = {"id": lie["id"], "kind": "tree_lie"}
-                for s in out:
-                    if fnmatch.fnmatchcase(s["rfilename"], lie["file"]):
-                        _lie(lie, s, "blobId", "sha256")
+                out = _lie_all(lie, out, "rfilename", "blobId", "sha256")
         return out
 
     def _info(self, tp, org, name, rev_segs) -> Response:
@@ -1015,9 +1015,7 @@ class Handler(BaseHTTPRequestHandler):
         if lie is None:
             return
         self.entry["fault"] = {"id": lie["id"], "kind": "tree_lie"}
-        for e in entries:
-            if e["type"] == "file" and fnmatch.fnmatchcase(e["path"], lie["file"]):
-                _lie(lie, e, "oid", "oid")
+        entries[:] = _lie_all(lie, entries, "path", "oid", "oid")
 
     def _tree(self, tp, org, name, segs) -> Response:
         repo = self._repo(tp, org, name, files=False)
@@ -1216,6 +1214,22 @@ class Handler(BaseHTTPRequestHandler):
                     st.tokens = set(cfg["tokens"])
             return json_response({"page_size": st.page_size, "tokens": len(st.tokens)})
         raise HubError(404, f"unknown control route {self.upath}")
+
+
+def _lie_all(fault: dict, entries: list[dict], path_key: str, oid_key: str, lfs_oid_key: str) -> list[dict]:
+    """The listing with every file entry matching the fault's `file` glob lied about."""
+    out = []
+    for e in entries:
+        out.append(e)
+        if e.get("type", "file") != "file" or not fnmatch.fnmatchcase(e[path_key], fault["file"]):
+            continue
+        if fault["field"] == "duplicate":
+            out.append(json.loads(json.dumps(e)))
+        elif fault["field"] == "path":
+            e[path_key] = fault["value"]  # any string, NUL and newline included: JSON carries them
+        else:
+            _lie(fault, e, oid_key, lfs_oid_key)
+    return out
 
 
 def _lie(fault: dict, entry: dict, oid_key: str, lfs_oid_key: str):

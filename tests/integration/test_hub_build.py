@@ -591,6 +591,41 @@ def test_fault_tree_lie_fails_and_writes_nothing(hub, ws, field, path, needle, d
         assert hub.downloads() == 0 and H.check_cache(ws.cache)["blobs"] == 0
 
 
+# A repo whose tree listing names a file no installer may write: refused
+# before anything is downloaded, with a one-line error naming the entry,
+# and nothing written anywhere (the escape target is checked explicitly).
+HOSTILE_PATHS = {
+    "dotdot": ("build/{v}/img2gray/../../../../escaped.py", "'..' path component"),
+    "absolute": ("{root}/escaped.py", "absolute path"),
+    "backslash": ("build\\{v}\\..\\..\\escaped.py", "backslash"),
+    "nul": ("build/{v}/img2gray/escaped.py\u0000.so", "NUL byte"),
+    "newline": ("build/{v}/img2gray/escaped\n.py", "control character"),
+    "long-name": ("build/{v}/img2gray/" + "n" * 300 + ".py", "longer than 255"),
+    "variant-like-a-path": ("build/{root}/img2gray/escaped.py", "empty path component"),
+    "variant-dotdot": ("build/../escaped/img2gray/_ops.py", "'..' path component"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_PATHS))
+def test_hostile_tree_path_is_refused_and_nothing_is_written(hub, ws, case):
+    template, reason = HOSTILE_PATHS[case]
+    value = template.format(v=CU128, root=ws.root)
+    hub.add_fault("tree_lie", field="path", value=value, file=OPS_CU128, times=None)
+    r = hub_build(hub, ws, "--version", "0.1.1")
+    err = assert_failed(r, ws, 3, REPO, reason, "refusing")
+    if "\n" not in value and "\0" not in value:
+        assert value in err
+    assert hub.downloads() == 0 and H.check_cache(ws.cache)["blobs"] == 0
+    assert not [p for p in ws.root.parent.rglob("escaped*")], "a hostile path was written"
+
+
+def test_file_listed_twice_is_refused(hub, ws):
+    hub.add_fault("tree_lie", field="duplicate", file=OPS_CU128, times=None)
+    r = hub_build(hub, ws, "--version", "0.1.1")
+    assert_failed(r, ws, 3, REPO, OPS_CU128, "twice")
+    assert hub.downloads() == 0
+
+
 # --------------------------------------------------------------------------- Hub errors
 
 
