@@ -10,7 +10,7 @@ namespace kwheel {
 class TempDir {
  public:
   // "kwheel-<purpose>-XXXXXX", mode 0700. Throws Error(io).
-  explicit TempDir(std::string_view purpose);
+  explicit TempDir(std::string_view purpose = "tmp");
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   ~TempDir();

@@ -1,5 +1,5 @@
 // libFuzzer target for the ELF reader and the decision built on it. Built and
-// run by scripts/fuzz-elf. Any outcome but "parsed" or "kwheel::Error" (a
+// run by scripts/fuzz. Any outcome but "parsed" or "kwheel::Error" (a
 // crash, a sanitizer report, a hang, an out-of-memory) is a bug.
 #include <cstddef>
 #include <cstdint>

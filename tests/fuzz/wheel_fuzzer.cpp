@@ -5,6 +5,7 @@
 #include <regex>
 #include <string_view>
 
+#include "../unit/test_support.hpp"
 #include "fuzz_support.hpp"
 #include "kwheel/error.hpp"
 #include "kwheel/pep440.hpp"
@@ -23,18 +24,7 @@ bool safe(std::string path) {
   return unsafe_path_reason(path).empty();
 }
 
-InterpreterInfo interpreter() {
-  InterpreterInfo in;
-  in.executable = "/usr/bin/python3";
-  in.python = "3.11";
-  in.implementation = "cpython";
-  in.machine = "x86_64";
-  in.system = "linux";
-  in.glibc = "2.36";
-  in.torch = "2.7.1+cu126";
-  in.cuda = "12.6";
-  return in;
-}
+InterpreterInfo interpreter() { return kwheel::testing::linux_cpython311("2.7.1+cu126", "12.6"); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "kwheel/error.hpp"
 #include "kwheel/tags.hpp"
 #include "kwheel/validate.hpp"
+#include "test_support.hpp"
 
 using namespace kwheel;
 
@@ -44,16 +45,7 @@ namespace {
 WheelFilename wf(const std::string& name) { return parse_wheel_filename(name); }
 
 InterpreterInfo cpython311_cuda(const std::string& torch, const std::optional<std::string>& cuda) {
-  InterpreterInfo in;
-  in.executable = "/usr/bin/python3";
-  in.python = "3.11";
-  in.implementation = "cpython";
-  in.machine = "x86_64";
-  in.system = "linux";
-  in.glibc = "2.36";
-  in.torch = torch;
-  in.cuda = cuda;
-  return in;
+  return kwheel::testing::linux_cpython311(torch, cuda);
 }
 
 }  // namespace
@@ -95,14 +87,7 @@ TEST(Compat, HostileFilenamesAreRefusedOrUnfit) {
   // `kwheel pin`), and long filenames into std::regex's recursion.
   EXPECT_THROW(parse_wheel_filename("a-1.0-py3-none-" + std::string(300, 'x') + ".whl"), Error);
   EXPECT_NO_THROW(read_label("0.1+torch2.7.cu" + std::string(30, '1')));
-  InterpreterInfo in;
-  in.executable = "/usr/bin/python3";
-  in.python = "3.11";
-  in.implementation = "cpython";
-  in.machine = "x86_64";
-  in.system = "linux";
-  in.glibc = "2.36";
-  in.torch = "2.7.1";
+  const InterpreterInfo in = kwheel::testing::linux_cpython311("2.7.1");
   for (const char* name : {"a-1.0-cp3999999999999-abi3-linux_x86_64.whl", "a-1.0-cp39-abi3-manylinux_2_99999999999_x86_64.whl",
                            "a-1.0+cu99999999999999999999-cp39-abi3-manylinux_2_28_x86_64.whl"}) {
     const WheelFilename w = parse_wheel_filename(name);

@@ -174,7 +174,7 @@ TEST(Publish, LongServerPagesAndNamesDoNotOverflowTheStack) {
   EXPECT_LE(server_message("Conflict", page).size(), 300u);
   EXPECT_EQ(server_message("", "<html><pre>a<b>c<d</pre>"), "a c<d");
 
-  kwheel::testing::TempDir tmp;
+  TempDir tmp;
   const auto path = tmp.path() / "a_b-1.0-py3-none-any.whl";
   kwheel::testing::write_test_wheel(
       path, {{"a_b/__init__.py", ""}, {"a_b-1.0.dist-info/METADATA", "Metadata-Version: 2" + std::string(200000, '0') + "\nName: a" + std::string(200000, '-') + "b\nVersion: 1.0\n"}},
@@ -187,7 +187,7 @@ TEST(Publish, LongServerPagesAndNamesDoNotOverflowTheStack) {
 }
 
 TEST(Publish, FormNameIsSafeName) {
-  kwheel::testing::TempDir tmp;
+  TempDir tmp;
   for (const auto& [given, sent] : std::vector<std::pair<std::string, std::string>>{{"Img2Gray", "Img2Gray"}, {"a_b", "a-b"}, {"a.b", "a.b"}, {"a__-b", "a-b"}}) {
     const std::string meta = "Metadata-Version: 2.1\nName: " + given + "\nVersion: 1.0\n";
     const std::string file = wheel_name_component(given) + "-1.0-py3-none-any.whl";

@@ -1,12 +1,13 @@
 #pragma once
-// Helpers the unit tests share: a self-removing temp directory, a
-// whole-file reader and a writer of arbitrary (even hostile) wheels.
-#include <stdlib.h>
+// Helpers the unit tests (and the wheel fuzz target) share: a temp
+// directory, a whole-file reader, a writer of arbitrary (even hostile)
+// wheels, and a typical interpreter to decide against.
 #include <zip.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -14,24 +15,25 @@
 
 #include "kwheel/digest.hpp"
 #include "kwheel/record.hpp"
+#include "kwheel/temp_dir.hpp"
+#include "kwheel/validate.hpp"
 
 namespace kwheel::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "kwheel-test-XXXXXX").string();
-    path_ = ::mkdtemp(templ.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+// The interpreter most tests decide against: CPython 3.11 on x86_64 Linux
+// with glibc 2.36 (Debian 12's), and the given torch and CUDA.
+inline InterpreterInfo linux_cpython311(std::string torch, std::optional<std::string> cuda = std::nullopt) {
+  InterpreterInfo in;
+  in.executable = "/usr/bin/python3";
+  in.python = "3.11";
+  in.implementation = "cpython";
+  in.machine = "x86_64";
+  in.system = "linux";
+  in.glibc = "2.36";
+  in.torch = std::move(torch);
+  in.cuda = std::move(cuda);
+  return in;
+}
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -6,20 +6,12 @@
 #include "test_support.hpp"
 
 using namespace kwheel;
-using kwheel::testing::TempDir;
 using kwheel::testing::write_test_wheel;
 
 TEST(Validate, ReadsTorchRequirementsOfAnyLength) {
   // Found by review while writing the wheel fuzz target: Requires-Dist went
   // whole through a std::regex that recursed once per character.
-  InterpreterInfo in;
-  in.executable = "/usr/bin/python3";
-  in.python = "3.11";
-  in.implementation = "cpython";
-  in.machine = "x86_64";
-  in.system = "linux";
-  in.glibc = "2.36";
-  in.torch = "2.7.1";
+  const InterpreterInfo in = kwheel::testing::linux_cpython311("2.7.1");
   TempDir tmp;
   const auto path = tmp.path() / "demo-1.0-py3-none-any.whl";
   auto wheel_requiring = [&](const std::string& requirement) {

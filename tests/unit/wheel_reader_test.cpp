@@ -9,7 +9,6 @@
 
 using namespace kwheel;
 using kwheel::testing::slurp;
-using kwheel::testing::TempDir;
 using kwheel::testing::write_test_wheel;
 
 namespace {

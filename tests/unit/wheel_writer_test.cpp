@@ -21,7 +21,6 @@
 
 using namespace kwheel;
 namespace fs = std::filesystem;
-using kwheel::testing::TempDir;
 using kwheel::testing::slurp;
 
 namespace {
