@@ -2,6 +2,7 @@
 // 503 HTML or PEP 691 JSON, root and project pages), then what pin decides
 // from each listed file (filename, version, local label, fit); and an
 // index's error page, as publish turns it into a one-line message.
+#include "../unit/test_support.hpp"
 #include "fuzz_support.hpp"
 #include "kwheel/compat.hpp"
 #include "kwheel/error.hpp"
@@ -29,14 +30,8 @@ void decide(const IndexFile& f) {  // pin(): per candidate file
   described.torch = "2.7.0";
   described.cuda = "12.6";
   (void)filename_incompatibility(w, described, "auto");
-  InterpreterInfo probed = described;  // probe_interpreter(): every tag checked
-  probed.executable = "/usr/bin/python3";
-  probed.python = "3.11";
-  probed.implementation = "cpython";
-  probed.machine = "x86_64";
-  probed.system = "linux";
-  probed.glibc = "2.36";
-  (void)filename_incompatibility(w, probed, "auto");
+  // probe_interpreter(): every tag checked
+  (void)filename_incompatibility(w, kwheel::testing::linux_cpython311("2.7.0", "12.6"), "auto");
 }
 
 }  // namespace
