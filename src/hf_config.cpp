@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "kwheel/error.hpp"
+#include "kwheel/http.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -71,14 +72,8 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
 
   c.offline = flags.offline || truthy(env("HF_HUB_OFFLINE"));
 
-  if (auto v = flags.stall_timeout ? flags.stall_timeout : env("KWHEEL_STALL_TIMEOUT")) {
-    char* end = nullptr;
-    const long n = std::strtol(v->c_str(), &end, 10);
-    if (v->empty() || *end || n < 1 || n > 3600)
-      throw Error(ErrorKind::usage, (flags.stall_timeout ? "--stall-timeout '" : "KWHEEL_STALL_TIMEOUT='") + *v +
-                                        "': give whole seconds from 1 to 3600");
-    c.stall_timeout = std::chrono::seconds(n);
-  }
+  if (auto v = flags.stall_timeout ? flags.stall_timeout : env("KWHEEL_STALL_TIMEOUT"))
+    c.stall_timeout = parse_stall_timeout(*v, flags.stall_timeout ? "--stall-timeout" : "KWHEEL_STALL_TIMEOUT");
 
   // REQUESTS_CA_BUNDLE is what huggingface_hub (requests) honours: a
   // machine set up for it works with kwheel too.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -254,6 +255,14 @@ std::optional<std::string> link_next(const std::string& header) {
     if (close_ok) return header.substr(open + 1, close - open - 1);
   }
   return std::nullopt;
+}
+
+std::chrono::seconds parse_stall_timeout(const std::string& value, const std::string& named) {
+  char* end = nullptr;
+  const long n = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end || n < 1 || n > 3600)
+    throw Error(ErrorKind::usage, named + (named.starts_with("-") ? " '" : "='") + value + "': give whole seconds from 1 to 3600");
+  return std::chrono::seconds(n);
 }
 
 std::string encode_component(const std::string& text) {

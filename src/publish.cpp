@@ -350,6 +350,7 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
   http.token = repo.password;
   http.max_attempts = std::max(1u, o.max_attempts);
   http.backoff = o.backoff;
+  http.stall_timeout = o.stall_timeout;
   http.user_agent = o.user_agent;
   http.ca_bundle = repo.ca_cert;
   http.tls_fix = "pass its CA certificate with --cert FILE (or TWINE_CERT, or ca_cert in .pypirc)";

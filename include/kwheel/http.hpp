@@ -52,6 +52,10 @@ std::string resolve_url(const std::string& base, const std::string& location);
 // The target of a paginated response's `Link: <URL>; rel="next"` header
 // (RFC 8288), as huggingface_hub reads it; nullopt when there is none.
 std::optional<std::string> link_next(const std::string& header);
+// A stall timeout as the user gave it (`named`: "--stall-timeout" or
+// "KWHEEL_STALL_TIMEOUT"): whole seconds from 1 to 3600, else a usage error
+// naming where it came from.
+std::chrono::seconds parse_stall_timeout(const std::string& value, const std::string& named);
 // Percent-encodes a path, keeping '/' (for repo file paths in URLs).
 std::string encode_path(const std::string& path);
 std::string encode_component(const std::string& text);

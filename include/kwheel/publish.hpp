@@ -61,6 +61,7 @@ struct PublishOptions {
   unsigned jobs = 4;          // uploads at once
   unsigned max_attempts = 5;  // per file, first try included (5xx and network errors only)
   std::chrono::milliseconds backoff{500};
+  std::chrono::seconds stall_timeout{60};  // an upload or answer that moves no byte this long is dropped and retried
   std::string user_agent;
 };
 

@@ -13,7 +13,7 @@ namespace {
 
 struct PublishArgs {
   std::vector<std::string> inputs;
-  std::string repository_url, repository, config_file, username, password, cert;
+  std::string repository_url, repository, config_file, username, password, cert, stall_timeout;
   bool skip_existing = false;
   unsigned jobs = 4;
   unsigned attempts = 5;
@@ -43,8 +43,10 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--attempts", a->attempts, "Tries per file on 5xx answers and network errors (4xx are never retried)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 20u));
+  auto* stall = sub->add_option("--stall-timeout", a->stall_timeout,
+                                "Seconds without a byte sent or received before an upload is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
   add_output_flags(sub, out);
-  sub->callback([a, url, repo, user, pass, cert, &out, &exit_code] {
+  sub->callback([a, url, repo, user, pass, cert, stall, &out, &exit_code] {
     RepositorySources src;
     src.repository_url = option_or_env(url, a->repository_url, "TWINE_REPOSITORY_URL");
     src.repository = option_or_env(repo, a->repository, "TWINE_REPOSITORY");
@@ -61,6 +63,8 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
     o.skip_existing = a->skip_existing;
     o.jobs = a->jobs;
     o.max_attempts = a->attempts;
+    if (auto v = option_or_env(stall, a->stall_timeout, "KWHEEL_STALL_TIMEOUT"))
+      o.stall_timeout = parse_stall_timeout(*v, stall->count() ? "--stall-timeout" : "KWHEEL_STALL_TIMEOUT");
     o.user_agent = "kwheel/" KWHEEL_VERSION;
     out.info("publishing " + std::to_string(wheels.size()) + " file(s) to " + repository.url +
              (repository.username.empty() ? " (no credentials)" : " as " + repository.username));

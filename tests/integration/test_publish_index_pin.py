@@ -31,6 +31,7 @@ import hashlib
 import http.server
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -295,10 +296,17 @@ class Recorded:
 
 @dataclass
 class UploadRecorder:
-    """A legacy-upload endpoint that records every POST and answers from a script."""
-    answers: list  # (status, reason, body); the last one repeats
+    """A legacy-upload endpoint that records every POST and answers from a script.
+    An answer is (status, reason, body), or a fault: ("drop",) closes the
+    connection after a random part of the body; ("lost",) reads the whole
+    upload, records it, and closes without an answer (the index stored it,
+    the client never heard); ("stall",) reads the whole upload and then sends
+    nothing until the test ends."""
+    answers: list  # the last one repeats
     requests: list = field(default_factory=list)
+    dropped_at: list = field(default_factory=list)  # (offset, length) of each ("drop",)
     url: str = ""
+    released: threading.Event = field(default_factory=threading.Event)
 
     def answer(self):
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
@@ -314,6 +322,14 @@ def recorder():
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
+                answer = rec.answer()
+                if answer == ("drop",):
+                    offset = random.randrange(1, length)
+                    rec.dropped_at.append((offset, length))
+                    self.rfile.read(offset)
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 body = self.rfile.read(length)
                 msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
                     b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + body)
@@ -325,7 +341,13 @@ def recorder():
                     else:
                         fields.append((name, part.get_payload(decode=True).decode()))
                 rec.requests.append(Recorded(self.path, dict(self.headers), fields, files))
-                status, reason, text = rec.answer()
+                if answer in (("lost",), ("stall",)):
+                    if answer == ("stall",):
+                        rec.released.wait(timeout=120)
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                status, reason, text = answer
                 data = text.encode()
                 self.send_response(status, reason)
                 if status in (301, 302, 307, 308):
@@ -340,12 +362,14 @@ def recorder():
 
         srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
+        srv.recorder = rec
         servers.append(srv)
         rec.url = f"http://127.0.0.1:{srv.server_address[1]}/legacy/"
         return rec
 
     yield start
     for s in servers:
+        s.recorder.released.set()
         s.shutdown()
         s.server_close()
 
@@ -506,6 +530,60 @@ def test_5xx_is_retried_with_backoff_4xx_is_not(recorder, cpu_wheel):
     p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--attempts", "2", env=env)
     assert p.returncode == NETWORK and len(rec.requests) == 2
     assert "after 2 attempts" in report["files"][0]["message"]
+
+
+def test_upload_dropped_mid_body_is_retried(recorder, cpu_wheel):
+    """The index closes the connection at a random offset of the upload, twice: kwheel sends it
+    again whole, and the index receives the exact wheel."""
+    rec = recorder(("drop",), ("drop",), (200, "OK", ""))
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice",
+                            env=clean_env(TWINE_PASSWORD=PASSWORD))
+    assert p.returncode == 0, (p.stderr, rec.dropped_at)
+    assert len(rec.dropped_at) == 2 and all(0 < o < n for o, n in rec.dropped_at), rec.dropped_at
+    assert report["files"][0]["status"] == "uploaded" and report["files"][0]["attempts"] == 3
+    assert len(rec.requests) == 1 and rec.requests[0].files[0][3] == cpu_wheel.read_bytes()
+
+
+def test_upload_whose_answer_is_lost_then_409_says_so(recorder, cpu_wheel):
+    """The index stores the upload but the connection drops before its answer; the retry gets
+    409. Without --skip-existing that is an error that says an earlier attempt may have stored
+    it; with it, the file counts as on the index."""
+    env = clean_env(TWINE_PASSWORD=PASSWORD)
+    rec = recorder(("lost",), (409, "Conflict", "File already exists"))
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", env=env)
+    assert p.returncode == INPUT, p.stderr
+    assert len(rec.requests) == 2
+    message = report["files"][0]["message"]
+    assert "interrupted attempt" in message and "--skip-existing" in message, message
+
+    rec = recorder(("lost",), (409, "Conflict", "File already exists"))
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--skip-existing", env=env)
+    assert p.returncode == 0, p.stderr
+    assert report["files"][0]["status"] == "exists" and report["files"][0]["attempts"] == 2
+
+
+@pytest.mark.parametrize("given", ["flag", "env"])
+def test_stalled_upload_times_out_and_is_retried(recorder, cpu_wheel, given):
+    """The index reads the upload and never answers: after the stall timeout kwheel drops the
+    connection and retries (default 60 s; 2 s here, from --stall-timeout or KWHEEL_STALL_TIMEOUT)."""
+    rec = recorder(("stall",), (200, "OK", ""))
+    flag = ["--stall-timeout", "2"] if given == "flag" else []
+    env = clean_env(TWINE_PASSWORD=PASSWORD, **({"KWHEEL_STALL_TIMEOUT": "2"} if given == "env" else {}))
+    # The stalled answer never comes: only the 2 s timeout ends that attempt. A run still going
+    # at 45 s (under the 60 s default) means the option was not applied, and fails the test.
+    p = run([KWHEEL, "publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", *flag, "--json"], env=env, timeout=45)
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["files"][0]["status"] == "uploaded" and report["files"][0]["attempts"] == 2
+    assert len(rec.requests) == 2
+
+
+def test_publish_stall_timeout_must_be_whole_seconds(cpu_wheel):
+    for bad in ("0", "1.5", "x"):
+        p = kwheel("publish", cpu_wheel, "--repository-url", "http://127.0.0.1:9/", "--stall-timeout", bad)
+        assert p.returncode == USAGE and p.stdout == "", p
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--stall-timeout" in lines[0] and f"'{bad}'" in lines[0], p.stderr
 
 
 def test_redirects_are_not_followed_and_credentials_stay_home(recorder, cpu_wheel):

@@ -145,7 +145,8 @@ def test_stalled_download_times_out_and_is_retried(hub, tmp_path, clean):
     fault = hub.add_fault("hold", path=f"*/build/{CPU}/img2gray/*.so", max_seconds=60)
     try:
         r = kwheel("build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
-                   "-o", tmp_path / "dist", "--stall-timeout", "2", env=H.clean_env(tmp_path / "home"))
+                   "-o", tmp_path / "dist", "--stall-timeout", "2", env=H.clean_env(tmp_path / "home"),
+                   timeout=45)  # held 60 s: a run still going at 45 s did not apply the 2 s timeout
     finally:
         hub.release(fault["id"])
     assert r.returncode == 0, str(r)

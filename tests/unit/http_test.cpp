@@ -1,7 +1,10 @@
-// The pure parts of the HTTP layer: the Link header of paginated listings.
+// The pure parts of the HTTP layer: the Link header of paginated listings,
+// and the stall timeout as users give it.
 #include "kwheel/http.hpp"
 
 #include <gtest/gtest.h>
+
+#include "kwheel/error.hpp"
 
 using namespace kwheel;
 
@@ -24,4 +27,18 @@ TEST(LinkHeader, LongHeaderDoesNotOverflowTheStack) {
   EXPECT_EQ(link_next("<" + target + ">; rel=\"next\""), target);
   EXPECT_EQ(link_next(std::string(200000, '<') + ">"), std::nullopt);
   EXPECT_EQ(link_next("<x>" + std::string(200000, ' ') + ";rel=next"), "x");
+}
+
+TEST(StallTimeout, WholeSecondsFromOneToAnHour) {
+  EXPECT_EQ(parse_stall_timeout("1", "--stall-timeout"), std::chrono::seconds(1));
+  EXPECT_EQ(parse_stall_timeout("3600", "--stall-timeout"), std::chrono::seconds(3600));
+  for (const char* bad : {"", "0", "-5", "3601", "1.5", "2s", "x", "99999999999999999999"}) {
+    try {
+      parse_stall_timeout(bad, "KWHEEL_STALL_TIMEOUT");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_EQ(std::string(e.what()), "KWHEEL_STALL_TIMEOUT='" + std::string(bad) + "': give whole seconds from 1 to 3600");
+    }
+  }
 }
