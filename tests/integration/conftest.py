@@ -1,5 +1,6 @@
 """Shared fixtures for the integration tests: the kwheel binary, the tools
-venv, and a factory for kernel repos on disk (kwheel_fixtures.py)."""
+venv, a private CA for HTTPS servers, and a factory for kernel repos on disk
+(kwheel_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,25 @@ def build_json(run_kwheel):
         return json.loads(r.stdout)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory) -> dict[str, Path]:
+    """A private CA and a server certificate it signed for 127.0.0.1 and localhost (the CDN host)."""
+    d = tmp_path_factory.mktemp("pki")
+
+    def ossl(*args):
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
+
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kwheel test CA",
+         "-keyout", d / "ca.key", "-out", d / "ca.pem")
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", d / "srv.key", "-out", d / "srv.csr")
+    (d / "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
+    ossl("x509", "-req", "-in", d / "srv.csr", "-CA", d / "ca.pem", "-CAkey", d / "ca.key", "-CAcreateserial",
+         "-days", "2", "-extfile", d / "ext", "-out", d / "srv.pem")
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=another CA",
+         "-keyout", d / "other.key", "-out", d / "other.pem")
+    return {"ca": d / "ca.pem", "cert": d / "srv.pem", "key": d / "srv.key", "other_ca": d / "other.pem"}
 
 
 @pytest.fixture(scope="session")

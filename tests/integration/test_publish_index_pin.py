@@ -35,6 +35,7 @@ import random
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -316,7 +317,8 @@ class UploadRecorder:
 def recorder():
     servers = []
 
-    def start(*answers) -> UploadRecorder:
+    def start(*answers, tls: dict | None = None) -> UploadRecorder:
+        """tls: the `pki` fixture; the endpoint is then HTTPS with the server certificate it holds."""
         rec = UploadRecorder(list(answers) or [(200, "OK", "")])
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -361,10 +363,14 @@ def recorder():
                 pass
 
         srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(tls["cert"], tls["key"])
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
         srv.recorder = rec
         servers.append(srv)
-        rec.url = f"http://127.0.0.1:{srv.server_address[1]}/legacy/"
+        rec.url = f"{'https' if tls else 'http'}://127.0.0.1:{srv.server_address[1]}/legacy/"
         return rec
 
     yield start
@@ -576,6 +582,33 @@ def test_stalled_upload_times_out_and_is_retried(recorder, cpu_wheel, given):
     report = json.loads(p.stdout)
     assert report["files"][0]["status"] == "uploaded" and report["files"][0]["attempts"] == 2
     assert len(rec.requests) == 2
+
+
+def test_tls_index_is_refused_by_default_and_trusted_with_its_ca(recorder, cpu_wheel, pki):
+    """An index whose certificate a private CA signed: refused during the handshake (nothing
+    uploaded, the password never sent), with a message naming --cert; trusted with --cert or
+    TWINE_CERT; a CA that did not sign it is named in the error."""
+    rec = recorder(tls=pki)
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", env=clean_env(TWINE_PASSWORD=PASSWORD))
+    assert p.returncode == NETWORK, p.stderr
+    message = report["files"][0]["message"]
+    assert "certificate" in message and "--cert" in message and "\n" not in message, message
+    assert rec.requests == [] and report["files"][0]["attempts"] == 1
+    assert PASSWORD not in p.stdout + p.stderr
+
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--cert", pki["other_ca"],
+                            env=clean_env(TWINE_PASSWORD=PASSWORD))
+    assert p.returncode == NETWORK and str(pki["other_ca"]) in report["files"][0]["message"], p.stdout
+    assert rec.requests == []
+
+    for how in ("flag", "env"):
+        rec = recorder(tls=pki)
+        flag = ["--cert", pki["ca"]] if how == "flag" else []
+        env = clean_env(TWINE_PASSWORD=PASSWORD, **({"TWINE_CERT": pki["ca"]} if how == "env" else {}))
+        p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", *flag, env=env)
+        assert p.returncode == 0, (how, p.stderr)
+        assert report["files"][0]["status"] == "uploaded"
+        assert len(rec.requests) == 1 and rec.requests[0].files[0][3] == cpu_wheel.read_bytes()
 
 
 def test_publish_stall_timeout_must_be_whole_seconds(cpu_wheel):

@@ -70,25 +70,6 @@ def no_temps(d: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory) -> dict[str, Path]:
-    """A private CA and a server certificate it signed for 127.0.0.1 and localhost (the CDN host)."""
-    d = tmp_path_factory.mktemp("pki")
-
-    def ossl(*args):
-        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True)
-
-    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kwheel test CA",
-         "-keyout", d / "ca.key", "-out", d / "ca.pem")
-    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", d / "srv.key", "-out", d / "srv.csr")
-    (d / "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n")
-    ossl("x509", "-req", "-in", d / "srv.csr", "-CA", d / "ca.pem", "-CAkey", d / "ca.key", "-CAcreateserial",
-         "-days", "2", "-extfile", d / "ext", "-out", d / "srv.pem")
-    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=another CA",
-         "-keyout", d / "other.key", "-out", d / "other.pem")
-    return {"ca": d / "ca.pem", "cert": d / "srv.pem", "key": d / "srv.key", "other_ca": d / "other.pem"}
-
-
-@pytest.fixture(scope="module")
 def tls_hub(store, pki):
     with hubfix.hub_server(store["root"], token=TOKEN, tls=(pki["cert"], pki["key"], pki["ca"])) as srv:
         assert srv.endpoint.startswith("https://") and srv.cdn.startswith("https://")
