@@ -53,18 +53,21 @@ def hashes(out: Path) -> dict:
 
 
 def test_sigint_removes_partial_wheels_and_next_run_succeeds(tmp_path):
+    """Ctrl-C, a kill, and a closed terminal, in turn, each mid-write: each run dies of its
+    signal and leaves -o as it was."""
     repo = make_repo(tmp_path / "repo")
     out = tmp_path / "dist"
     out.mkdir()
     (out / "keep.txt").write_text("user file\n")
-    proc = subprocess.Popen([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_for_temp(out, proc)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGINT
-    assert temps(out) == []
-    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        proc = subprocess.Popen([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for_temp(out, proc)
+        proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        assert proc.returncode == -sig, sig
+        assert temps(out) == [], sig
+        assert sorted(p.name for p in out.iterdir()) == ["keep.txt"], sig
 
     again = build(repo, out)
     assert again.returncode == 0, again.stderr
