@@ -747,6 +747,26 @@ def test_private_repo_with_token(hub, store, ws, clean, how):
     assert all(e["status"] == 200 for e in cdn_log)
 
 
+def test_world_readable_token_file_is_used_with_a_warning(hub, ws, clean):
+    """The HF token file readable by every user: the build still uses it, and warns once on stderr,
+    naming the file and the chmod that fixes it; at 0600 there is no warning."""
+    ws.home.mkdir(parents=True)
+    tok = ws.home / "token"
+    tok.write_text(TOKEN + "\n")
+    tok.chmod(0o644)
+    r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", repo=PRIVATE)
+    assert r.returncode == 0, str(r)
+    assert H.wheel_shas(r) == clean and r.json["source"]["token"] == f"from {tok}"
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
+    assert warnings == [f"kwheel: warning: token file {tok} is readable by every user; run: chmod 600 {tok}"], r.stderr
+    assert TOKEN not in r.output
+
+    tok.chmod(0o600)
+    r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", repo=PRIVATE)
+    assert r.returncode == 0, str(r)
+    assert "readable by every user" not in r.stderr
+
+
 @pytest.mark.parametrize("how", ["flag", "env", "file"])
 def test_wrong_token_fails_without_printing_it(hub, ws, how):
     extra, args = {}, []
