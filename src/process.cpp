@@ -45,6 +45,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (argv.empty()) throw Error(ErrorKind::usage, "no program to run");
   std::vector<std::string> env_store;
   std::set<std::string> drop(o.unset_env.begin(), o.unset_env.end());
+  drop.insert(std::begin(kSecretEnvironment), std::end(kSecretEnvironment));
   for (const auto& [k, _] : o.set_env) drop.insert(k);
   for (char** e = environ; *e; ++e) {
     std::string kv(*e);

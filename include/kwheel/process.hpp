@@ -1,7 +1,8 @@
 #pragma once
 // Running a child program (pip, python) with a bounded time and captured
-// output. Arguments go through argv and secrets only through the
-// environment, never argv, which other users can read in /proc.
+// output. No child kwheel runs needs a secret, so none is passed: not in
+// argv, which other users can read in /proc, and not in the environment,
+// from which the variables kwheel reads secrets from are removed.
 #include <chrono>
 #include <map>
 #include <optional>
@@ -25,6 +26,10 @@ struct ProcessOptions {
   size_t max_output = 4 << 20;                   // per stream; the tail is kept
   std::optional<std::string> cwd;
 };
+
+// Removed from every child's inherited environment: the Hub token, and the
+// index password (alone or in a repository URL's user info).
+inline constexpr const char* kSecretEnvironment[] = {"HF_TOKEN", "TWINE_PASSWORD", "TWINE_REPOSITORY_URL"};
 
 // Throws Error(io) when the program cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
