@@ -439,7 +439,17 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
     zip_error_init_with_code(&e, zerr);
     std::string why = zip_error_strerror(&e);
     zip_error_fini(&e);
-    throw fail(ErrorKind::io, "cannot create '" + tmp.path().string() + "': " + why);
+    // An unexplained failure: in about 50 sanitized runs of one test module,
+    // twice, libzip 1.7.3 refused a fresh name of ours as "Read-only
+    // archive" (one message kept); 180 direct runs did not reproduce it. Say
+    // what the path was, so that a recurrence shows its cause.
+    std::error_code sec;
+    const auto st = std::filesystem::symlink_status(tmp.path(), sec);
+    const std::string found = sec || st.type() == std::filesystem::file_type::not_found ? "it does not exist"
+                              : st.type() == std::filesystem::file_type::regular
+                                  ? "it is a file of " + std::to_string(std::filesystem::file_size(tmp.path(), sec)) + " bytes"
+                                  : "it exists and is not a regular file";
+    throw fail(ErrorKind::io, "cannot create '" + tmp.path().string() + "': " + why + " (libzip error " + std::to_string(zerr) + "; " + found + ")");
   }
 
   auto add = [&](const std::string& name, zip_source_t* src, bool exec) {

@@ -133,9 +133,12 @@ def test_stalled_download_times_out_and_is_retried(hub, tmp_path, clean):
     assert r.returncode == 0, str(r)
     assert H.wheel_shas(r) == clean
     assert r.json["transfers"]["retries"] >= 1
-    gets = [e for e in hub.log() if e["method"] == "GET" and f"/build/{CPU}/img2gray/" in e["path"]
-            and e["path"].endswith(".so") and e.get("status") in (200, 206, 302)]
-    assert len(gets) >= 2, gets  # the held one, and the retry that was answered
+    gets = [e for e in hub.log() if e["method"] == "GET" and f"/build/{CPU}/img2gray/" in e["path"] and e["path"].endswith(".so")]
+    # The held request is logged as it arrives ("held"); whether its late answer after the release
+    # is logged before this line runs is a race, so only the retry's answer is asserted.
+    held = [e for e in gets if e.get("held")]
+    answered = [e for e in gets if not e.get("held") and e.get("status") in (200, 206, 302)]
+    assert held and answered, gets
 
 
 def test_stall_timeout_must_be_whole_seconds(tmp_path):
