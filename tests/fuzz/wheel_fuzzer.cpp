@@ -24,8 +24,6 @@ bool safe(std::string path) {
   return unsafe_path_reason(path).empty();
 }
 
-InterpreterInfo interpreter() { return kwheel::testing::linux_cpython311("2.7.1+cu126", "12.6"); }
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -79,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   try {  // validate: does it fit this interpreter (tags, label, Requires-Dist torch)
-    (void)incompatibility(w, interpreter(), "auto");
+    (void)incompatibility(w, kwheel::testing::linux_cpython311("2.7.1+cu126", "12.6"), "auto");
   } catch (const Error& e) {
   }
   return 0;

@@ -322,6 +322,11 @@ def recorder():
         rec = UploadRecorder(list(answers) or [(200, "OK", "")])
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            def hang_up(self):
+                """Closes the connection with no answer, as a crashed or cut-off index does."""
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
                 answer = rec.answer()
@@ -329,9 +334,7 @@ def recorder():
                     offset = random.randrange(1, length)
                     rec.dropped_at.append((offset, length))
                     self.rfile.read(offset)
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
+                    return self.hang_up()
                 body = self.rfile.read(length)
                 msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
                     b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + body)
@@ -346,9 +349,7 @@ def recorder():
                 if answer in (("lost",), ("stall",)):
                     if answer == ("stall",):
                         rec.released.wait(timeout=120)
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
+                    return self.hang_up()
                 status, reason, text = answer
                 data = text.encode()
                 self.send_response(status, reason)

@@ -44,14 +44,10 @@ namespace {
 
 WheelFilename wf(const std::string& name) { return parse_wheel_filename(name); }
 
-InterpreterInfo cpython311_cuda(const std::string& torch, const std::optional<std::string>& cuda) {
-  return kwheel::testing::linux_cpython311(torch, cuda);
-}
-
 }  // namespace
 
 TEST(FilenameIncompatibility, TorchAndComputeFromTheLabel) {
-  auto in = cpython311_cuda("2.7.1+cu126", "12.6");
+  auto in = kwheel::testing::linux_cpython311("2.7.1+cu126", "12.6");
   const std::string tail = "-cp39-abi3-manylinux_2_28_x86_64.whl";
   EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126" + tail), in, "auto"));
   EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0+torch2.7.cpu" + tail), in, "auto"));
@@ -67,7 +63,7 @@ TEST(FilenameIncompatibility, TorchAndComputeFromTheLabel) {
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torchstableabi2.8.cu126" + tail), in, "auto"));
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl"), in, "auto"));
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126-cp312-abi3-manylinux_2_28_x86_64.whl"), in, "auto"));
-  EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch.cuda-py3-none-any.whl"), cpython311_cuda("2.7.0", std::nullopt), "auto"));
+  EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch.cuda-py3-none-any.whl"), kwheel::testing::linux_cpython311("2.7.0", std::nullopt), "auto"));
 }
 
 TEST(FilenameIncompatibility, ADescribedTargetChecksOnlyTorchAndCompute) {

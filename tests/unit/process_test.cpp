@@ -3,33 +3,13 @@
 #include "kwheel/process.hpp"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <optional>
 #include <string>
 
+#include "test_support.hpp"
+
 using namespace kwheel;
-
-namespace {
-
-// Sets a variable for one test and restores the previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = ::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
+using kwheel::testing::ScopedEnv;
 
 TEST(Process, ChildrenDoNotInheritSecrets) {
   ScopedEnv token("HF_TOKEN", "hf_processTestSECRET");

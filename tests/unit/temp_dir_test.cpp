@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "kwheel/error.hpp"
+#include "test_support.hpp"
 
 using namespace kwheel;
 namespace fs = std::filesystem;
@@ -39,9 +40,7 @@ TEST(TempDir, KeepLeavesItOnDisk) {
 }
 
 TEST(TempDir, UnwritableTmpdirIsAnIoErrorNamingIt) {
-  const char* old = std::getenv("TMPDIR");
-  const std::string saved = old ? old : "";
-  ::setenv("TMPDIR", "/proc", 1);
+  kwheel::testing::ScopedEnv tmpdir("TMPDIR", "/proc");
   try {
     TempDir t("unit");
     FAIL() << "expected an error";
@@ -49,6 +48,4 @@ TEST(TempDir, UnwritableTmpdirIsAnIoErrorNamingIt) {
     EXPECT_EQ(e.kind(), ErrorKind::io);
     EXPECT_NE(std::string(e.what()).find("/proc"), std::string::npos) << e.what();
   }
-  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
-  else ::unsetenv("TMPDIR");
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Helpers the unit tests (and the wheel fuzz target) share: a temp
-// directory, a whole-file reader, a writer of arbitrary (even hostile)
-// wheels, and a typical interpreter to decide against.
+// directory, a scoped environment variable, a whole-file reader, a writer of
+// arbitrary (even hostile) wheels, and a typical interpreter to decide against.
+#include <stdlib.h>
+#include <time.h>
 #include <zip.h>
 
 #include <filesystem>
@@ -19,6 +21,27 @@
 #include "kwheel/validate.hpp"
 
 namespace kwheel::testing {
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope and
+// restores it after; tzset() so that a TZ change reaches localtime().
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+    ::tzset();
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+    ::tzset();
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // The interpreter most tests decide against: CPython 3.11 on x86_64 Linux
 // with glibc 2.36 (Debian 12's), and the given torch and CUDA.

@@ -21,6 +21,7 @@
 
 using namespace kwheel;
 namespace fs = std::filesystem;
+using kwheel::testing::ScopedEnv;
 using kwheel::testing::slurp;
 
 namespace {
@@ -147,25 +148,6 @@ struct Fixture {
     };
   }
   fs::path out(const std::string& dir = "dist") const { return tmp.path() / dir / "pkg-1.0-py3-none-any.whl"; }
-};
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-    ::tzset();
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-    ::tzset();
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
 };
 
 std::vector<std::string> dir_listing(const fs::path& d) {
