@@ -181,3 +181,30 @@ TEST(Tags, AutoLeavesLinuxPlatformOpen) {
   EXPECT_EQ(compute_tags(parse_variant("torch27-metal-aarch64-darwin"), o).str(), "cp39-abi3-macosx_26_0_arm64");
   EXPECT_EQ(compute_tags(parse_variant("torch-universal"), o).str(), "py3-none-any");
 }
+
+TEST(Tags, Kernels0172NewForms) {
+  // Names kernels 0.17.2 accepts beyond issue 2's list. torch-npu needs no
+  // new code: a pure-Python label is "torch." + the name, which compat's
+  // read_label already knows for npu, neuron and tpu.
+  for (const char* n : {"npu", "neuron", "tpu"}) {
+    SCOPED_TRACE(n);
+    WheelTags t = tags_for((std::string("torch-") + n).c_str());
+    EXPECT_EQ(t.str(), "py3-none-any");
+    EXPECT_EQ(t.local_label, std::string("torch.") + n);
+    EXPECT_EQ(t.requires_dist, "torch");
+    EXPECT_TRUE(t.purelib);
+  }
+  // Tagless Linux: like cxx11, no ABI segment in the label.
+  WheelTags tagless = tags_for("torch211-cu126-x86_64-linux");
+  EXPECT_EQ(tagless.str(), "cp39-abi3-manylinux_2_28_x86_64");
+  EXPECT_EQ(tagless.local_label, "torch2.11.cu126");
+  EXPECT_EQ(tagless.requires_dist, "torch==2.11.*");
+  EXPECT_EQ(tags_for("torch210-cu128-x86_64-windows").str(), "cp39-abi3-win_amd64");
+  WheelTags abi = tags_for("torch-stable-abi211-cu128-x86_64-linux");
+  EXPECT_EQ(abi.local_label, "torchstableabi2.11.cu128");
+  EXPECT_EQ(abi.requires_dist, "torch");
+  WheelTags ffi = tags_for("tvm-ffi01-metal-aarch64-darwin");
+  EXPECT_EQ(ffi.str(), "cp39-abi3-macosx_26_0_arm64");
+  EXPECT_EQ(ffi.local_label, "tvmffi0.1.metal");
+  EXPECT_EQ(ffi.requires_dist, "apache-tvm-ffi==0.1.*");
+}
