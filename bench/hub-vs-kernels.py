@@ -57,6 +57,12 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def bench_kernels_cli() -> str:
+    """The kernels 0.10.5 CLI of .venv-bench, made (once) by bench/setup-venv: .venv has today's kernels."""
+    subprocess.run([str(ROOT / "bench" / "setup-venv")], check=True)
+    return str(ROOT / ".venv-bench" / "bin" / "kernels")
+
+
 # --------------------------------------------------------------------------- content
 
 
@@ -200,7 +206,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--work", default=str(ROOT / "bench" / "out" / "hub-vs-kernels"))
     ap.add_argument("--kwheel", default=H.KWHEEL)
-    ap.add_argument("--kernels", default=H.KERNELS_CLI)
+    ap.add_argument("--kernels", default=None,
+                    help="a kernels 0.10.5 CLI (default: .venv-bench/bin/kernels, made by bench/setup-venv)")
     ap.add_argument("--also-level", type=int, default=1,
                     help="also time a cold kwheel build at this --compression-level (-1: don't)")
     ap.add_argument("--record", action="store_true", help="append the figures to docs/performance.md")
@@ -210,6 +217,8 @@ def main() -> int:
     if args.table:
         print(markdown(json.loads(Path(args.table).read_text())))
         return 0
+    if args.kernels is None:
+        args.kernels = bench_kernels_cli()
 
     size = args.size_mb * 1_000_000
     work = Path(args.work).resolve()

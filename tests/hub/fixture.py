@@ -174,6 +174,7 @@ class RepoHandle:
     repo_id: str
     dir: Path
     shas: list[str] = field(default_factory=list)  # commit i -> sha
+    versions: dict[int, str] = field(default_factory=dict)  # kernel version N -> sha (kernel_repos.make_kernel_repo)
 
     def sha(self, ref) -> str:
         return self.shas[ref] if isinstance(ref, int) else ref
@@ -223,11 +224,13 @@ class HubServer:
 
     def __init__(self, root, *, token: str | list[str] | None = None, page_size: int | None = None,
                  lfs_threshold: int | None = None, cdn_host: str | None = None, extra_args=(),
-                 startup_timeout: float = 30.0, tls: tuple[str, str, str] | None = None):
+                 startup_timeout: float = 30.0, tls: tuple[str, str, str] | None = None,
+                 commits_page_size: int | None = None):
         """tls: (certificate, key, CA file) to serve HTTPS; the control API then trusts the CA file."""
         self.root = Path(root)
         self.tokens = [token] if isinstance(token, str) else list(token or [])
         self.page_size = page_size
+        self.commits_page_size = commits_page_size
         self.lfs_threshold = lfs_threshold
         self.cdn_host = cdn_host
         self.extra_args = list(extra_args)
@@ -248,6 +251,8 @@ class HubServer:
             cmd += ["--token", t]
         if self.page_size is not None:
             cmd += ["--page-size", str(self.page_size)]
+        if self.commits_page_size is not None:
+            cmd += ["--commits-page-size", str(self.commits_page_size)]
         if self.lfs_threshold is not None:
             cmd += ["--lfs-threshold", str(self.lfs_threshold)]
         if self.cdn_host is not None:
@@ -348,6 +353,10 @@ class HubServer:
     def set_page_size(self, n: int) -> None:
         self.control("POST", "config", {"page_size": n})
 
+    def set_commits_page_size(self, n: int) -> None:
+        """Page size of /commits listings that carry no `limit` (huggingface_hub sends none)."""
+        self.control("POST", "config", {"commits_page_size": n})
+
     def downloads(self, file: str | None = None) -> int:
         """Number of file bodies served: resolve GETs answered 200/206 on the Hub plus CDN GETs."""
         n = 0
@@ -377,7 +386,8 @@ def client_env(hub: HubServer, home, **extra) -> dict:
     """Environment for a subprocess client (huggingface_hub, kernels) pointed at `hub`.
 
     HF_HUB_DISABLE_TELEMETRY is deliberately not set: kernels 0.17.2 then builds an empty
-    user agent that huggingface_hub 1.33 turns into an illegal header value ("...; ").
+    user agent that huggingface_hub 2.4 turns into an illegal header value ("...; "), so its
+    requests fail before they are sent (get_kernel reports "could not verify publisher trust").
     """
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("HF_", "HUGGINGFACE_")) and k.lower() not in ("http_proxy", "https_proxy",

@@ -2,7 +2,7 @@
 """Fixture Hugging Face Hub server for the kwheel tests.
 
 Serves kernel repos from a directory tree with the HTTP API that
-huggingface_hub (1.x) and the `kernels` package speak to the real Hub, plus a
+huggingface_hub (2.4) and the `kernels` package (0.17) speak to the real Hub, plus a
 second "CDN" listener on another host name for LFS objects, a fault-injection
 control API and a request log.  Standard library only, so it runs anywhere.
 
@@ -19,7 +19,7 @@ with an `lfs` block, their git oid is the oid of their LFS pointer, and
 
 Usage:
     python tests/hub/server.py --root DIR [--port 0] [--cdn-port 0] [--token T ...]
-                               [--page-size N] [--lfs-threshold BYTES]
+                               [--page-size N] [--commits-page-size N] [--lfs-threshold BYTES]
 
 Once both listeners accept connections it prints one JSON line on stdout,
     {"endpoint": "http://127.0.0.1:PORT", "cdn": "http://localhost:PORT", ...}
@@ -33,6 +33,7 @@ import base64
 import fnmatch
 import hashlib
 import hmac
+import html
 import json
 import os
 import secrets
@@ -49,6 +50,8 @@ from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 LFS_THRESHOLD = 10 * 1024 * 1024
 LFS_SUFFIXES = (".so",)
 DEFAULT_PAGE_SIZE = 1000
+DEFAULT_COMMITS_PAGE_SIZE = 50  # the commits listing pages on its own (`p`, `limit`), like the Hub's
+MAX_COMMITS_LIMIT = 1000
 CHUNK = 64 * 1024
 MAX_BODY = 16 * 1024 * 1024  # request bodies (control API, paths-info)
 MAX_SLEEP = 60.0  # upper bound on any injected sleep, per request
@@ -442,10 +445,12 @@ class RequestLog:
 
 
 class State:
-    def __init__(self, store: Store, tokens: list[str], page_size: int):
+    def __init__(self, store: Store, tokens: list[str], page_size: int,
+                 commits_page_size: int = DEFAULT_COMMITS_PAGE_SIZE):
         self.store = store
         self.tokens = set(tokens)
         self.page_size = page_size
+        self.commits_page_size = commits_page_size
         self.faults = Faults()
         self.log = RequestLog()
         self.secret = secrets.token_bytes(32)
@@ -662,6 +667,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.entry["repo"] = f"{segs[0]}/{segs[1]}"
                 self.entry["kind"] = "resolve"
 
+    def _self_url(self, path: str) -> str:
+        """An absolute URL to `path` on the listener that got this request (scheme https under --tls-cert)."""
+        base = self.state.hub_url if self.listener == "hub" else self.state.cdn_url
+        return f"{urlsplit(base).scheme}://{self.headers.get('Host') or urlsplit(base).netloc}{path}"
+
     def _error(self, e: HubError) -> Response:
         headers = [("X-Error-Message", e.message)]
         if e.code:
@@ -674,8 +684,7 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "disconnect":
             return None
         if kind == "redirect_loop":
-            host = self.headers.get("Host") or urlsplit(self.state.hub_url).netloc
-            loc = f"http://{host}{self.path}"
+            loc = self._self_url(self.path)
             body = f"Found. Redirecting to {loc}".encode()
             return Response(302, [("Location", loc), ("Content-Type", "text/plain; charset=utf-8")], body)
         status = int(f.get("status", 503))
@@ -1044,8 +1053,7 @@ class Handler(BaseHTTPRequestHandler):
         if start + page_size < len(items):
             nxt = base64.urlsafe_b64encode(f"offset:{start + page_size}".encode()).decode().rstrip("=")
             q = [(k, v) for k, vs in self.query.items() if k != "cursor" for v in vs] + [("cursor", nxt)]
-            host = self.headers.get("Host") or urlsplit(self.state.hub_url).netloc
-            headers.append(("Link", f'<http://{host}{self.raw_path}?{urlencode(q)}>; rel="next"'))
+            headers.append(("Link", f'<{self._self_url(self.raw_path)}?{urlencode(q)}>; rel="next"'))
         return json_response(entries, 200, headers)
 
     def _paths_info(self, tp, org, name, segs, body: bytes) -> Response:
@@ -1070,17 +1078,38 @@ class Handler(BaseHTTPRequestHandler):
         return json_response(entries, 200, [("X-Repo-Commit", sha)])
 
     def _commits(self, tp, org, name, segs) -> Response:
+        """First-parent history, newest first, in pages: `p` (page, from 0) and `limit` pick the
+        page, `Link: rel="next"` names the next one, `expand[]=formatted` adds HTML title/message."""
         repo = self._repo(tp, org, name, files=False)
         rev, sha, _ = self._rev(repo, segs or [repo.default_branch], need_rest=False)
-        out, cur = [], sha
-        for _ in range(10_000):
+        try:
+            page = int((self.query.get("p") or ["0"])[0])
+            limit = int((self.query.get("limit") or [str(self.state.commits_page_size)])[0])
+        except ValueError:
+            raise HubError(400, "Invalid pagination parameters")
+        if page < 0 or not 1 <= limit <= MAX_COMMITS_LIMIT:
+            raise HubError(400, "Invalid pagination parameters")
+        formatted = "formatted" in self.query.get("expand[]", []) + self.query.get("expand", [])
+        history, cur = [], sha
+        for _ in range(100_000):
             c = repo.commit(cur)
-            out.append({"id": c["id"], "title": c["title"], "message": c["message"], "date": c["date"],
-                        "authors": [{"user": a} for a in c["authors"]]})
+            history.append(c)
             if not c["parents"]:
                 break
             cur = c["parents"][0]
-        return json_response(out)
+        out = []
+        for c in history[page * limit : (page + 1) * limit]:
+            item = {"id": c["id"], "title": c["title"], "message": c["message"], "date": c["date"],
+                    "authors": [{"user": a} for a in c["authors"]]}
+            if formatted:
+                item["formatted"] = {"title": f"<p>{html.escape(c['title'])}</p>",
+                                     "message": f"<p>{html.escape(c['message'])}</p>"}
+            out.append(item)
+        headers = [("X-Total-Count", str(len(history)))]
+        if (page + 1) * limit < len(history):
+            q = [(k, v) for k, vs in self.query.items() if k != "p" for v in vs] + [("p", str(page + 1))]
+            headers.append(("Link", f'<{self._self_url(self.raw_path)}?{urlencode(q)}>; rel="next"'))
+        return json_response(out, 200, headers)
 
     def _resolve(self, tp, org, name, segs) -> Response:
         repo = self._repo(tp, org, name, files=True)
@@ -1210,9 +1239,12 @@ class Handler(BaseHTTPRequestHandler):
                 cfg = json.loads(body or b"{}")
                 if "page_size" in cfg:
                     st.page_size = max(1, int(cfg["page_size"]))
+                if "commits_page_size" in cfg:
+                    st.commits_page_size = min(max(1, int(cfg["commits_page_size"])), MAX_COMMITS_LIMIT)
                 if "tokens" in cfg:
                     st.tokens = set(cfg["tokens"])
-            return json_response({"page_size": st.page_size, "tokens": len(st.tokens)})
+            return json_response({"page_size": st.page_size, "commits_page_size": st.commits_page_size,
+                                  "tokens": len(st.tokens)})
         raise HubError(404, f"unknown control route {self.upath}")
 
 
@@ -1269,13 +1301,15 @@ def main(argv=None) -> int:
     ap.add_argument("--cdn-port", type=int, default=0, help="CDN port, 0 = pick a free one")
     ap.add_argument("--token", action="append", default=[], help="accepted Bearer token (repeatable)")
     ap.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="tree listing page size")
+    ap.add_argument("--commits-page-size", type=int, default=DEFAULT_COMMITS_PAGE_SIZE,
+                    help="commits listing page size when the client sends no `limit`")
     ap.add_argument("--lfs-threshold", type=int, default=LFS_THRESHOLD,
                     help="files this size or larger are LFS (besides *.so)")
     ap.add_argument("--tls-cert", help="serve both listeners over HTTPS with this PEM certificate (chain)")
     ap.add_argument("--tls-key", help="the private key of --tls-cert")
     args = ap.parse_args(argv)
 
-    state = State(Store(args.root, args.lfs_threshold), args.token, args.page_size)
+    state = State(Store(args.root, args.lfs_threshold), args.token, args.page_size, args.commits_page_size)
     hub = make_server(state, "hub", args.host, args.port)
     cdn = make_server(state, "cdn", args.cdn_bind, args.cdn_port)
     scheme = "http"

@@ -1,9 +1,13 @@
-"""The fixture Hub (tests/hub/server.py) is only useful if real clients accept it.
+"""The fixture Hub (tests/hub/server.py) is only useful if real, current clients accept it.
 
-These tests drive it with huggingface_hub 1.33 (in process), with the `kernels`
-0.10.5 CLI (our `to-wheel` anchor, in a subprocess) and with the latest
-`kernels` (0.17.2, installed on demand into a side directory so the pinned venv
-is left alone), and show that every injectable fault fires.
+These tests drive it with huggingface_hub 2.4 (in process) and kernels 0.17.2 (its CLI and
+`get_kernel`, in subprocesses pointed at the fixture by HF_ENDPOINT), both installed in the
+venv with their dependencies (scripts/requirements-test.txt). The kernel repos are today's:
+kernel-type repos (/api/kernels, /kernels/.../resolve, cache folder kernels--org--name) with
+integer version branches v1 and v2, in the three layouts kernel-builder has written (nested,
+flat + compat module, flat; tests/hub/kernel_repos.py), each variant's metadata.json carrying
+a digest computed independently of kernels. The tests also show that every injectable fault
+fires. No kwheel binary is needed.
 """
 
 from __future__ import annotations
@@ -11,16 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 import pytest
 from huggingface_hub import HfApi, hf_hub_download, snapshot_download
 from huggingface_hub.errors import (
@@ -31,14 +33,16 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
+from kernels._rust import Digest, DigestAlgorithm, DigestValidationError, Metadata
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tests" / "hub"))
+HUB_DIR = REPO_ROOT / "tests" / "hub"
+sys.path.insert(0, str(HUB_DIR))
 import fixture as hubfix  # noqa: E402
+import kernel_repos as kr  # noqa: E402
 
 PY = sys.executable
-KERNELS_CLI = str(Path(sys.executable).parent / "kernels")
-KERNELS_LATEST = "0.17.2"
+KERNELS_CLI = str(Path(sys.executable).parent / "kernels")  # kernels 0.17.2's console script
 DEBIAN_DIST = Path("/usr/lib/python3/dist-packages")
 
 TOKEN = "hf_fixtureTOKEN0123456789abcdef"
@@ -52,7 +56,7 @@ BIG = 10 * 1024 * 1024 + 123  # >= 10 MiB: LFS by size even though it is not a .
 
 CU126 = "torch27-cxx11-cu126-x86_64-linux"
 CPU = "torch27-cxx11-cpu-x86_64-linux"
-CPU113 = "torch113-cxx11-cpu-x86_64-linux"  # matches Debian's python3-torch 1.13
+CPU113 = "torch113-cxx11-cpu-x86_64-linux"  # matches Debian's python3-torch 1.13 (cxx11 ABI, CPU)
 UNIVERSAL = "torch-universal"
 
 
@@ -65,6 +69,7 @@ def _blob(seed: str, n: int) -> bytes:
 
 
 def _variant(variant: str, rev: str) -> dict[str, bytes]:
+    """An old-style (nested, vX.Y.Z-tagged) img2gray variant: metadata without a digest."""
     backend = "cuda" if "-cu" in variant else "cpu"
     meta = {"id": f"_img2gray_{rev}_{variant}", "name": "img2gray", "version": 1, "license": "Apache-2.0",
             "backend": {"type": backend}, "python-depends": []}
@@ -77,19 +82,62 @@ def _variant(variant: str, rev: str) -> dict[str, bytes]:
     }
 
 
-def _write_tree(dst: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = dst / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return dst
-
-
 # Three commits, each the full tree; a variant is byte-identical across commits unless it changes.
 C0 = {"README.md": b"# img2gray\n", **_variant(CU126, "a"), **_variant(CPU, "a"), **_variant(UNIVERSAL, "a")}
 C1 = {**C0, **_variant(CU126, "b"), **_variant(CPU113, "b"), "data/big.bin": _blob("big", BIG)}
 C2 = {**C1, **_variant(UNIVERSAL, "c"), "README.md": b"# img2gray\n\nv0.2.0\n"}
 COMMITS = [C0, C1, C2]
+
+# Today's kernel repos: one per layout, versions 1 and 2 on branches v1 and v2 forked from main,
+# which holds the README only (what `kernel-builder upload` does).
+KNAME = "my-relu"  # a dash, so the import name (my_relu) differs from the kernel name
+NOARCH = "torch-cpu"  # pure Python (noarch): what kernels 0.17.2 loads without torch for backend="cpu"
+NOARCH_CUDA = "torch-cuda"  # its CUDA twin: selected without torch when kernels finds a CUDA runtime
+CUDA_ARCH = "torch29-cxx11-cu128-x86_64-linux"  # never selected here: needs torch 2.9 built for CUDA
+KVARIANTS = (NOARCH, NOARCH_CUDA, CPU113, CUDA_ARCH)
+LEGACY = f"{ORG}/my-relu-legacy"  # nested without metadata.json: the oldest Hub kernels
+TAMPERED = f"{ORG}/my-relu-tampered"  # flat, one digest entry wrong
+UNTRUSTED_ORG = "untrusted-org"
+UNTRUSTED = f"{UNTRUSTED_ORG}/my-relu"
+
+
+def _krepo(layout: str) -> str:
+    return f"{ORG}/my-relu-{layout}"
+
+
+def _label(layout: str, n: int, variant: str) -> str:
+    return f"{KNAME} {layout} v{n} {variant}"
+
+
+KREADME = f"# {KNAME}\n\nA ReLU kernel.\n".encode()
+
+
+def _kernel_tree(layout: str, n: int, **kw) -> dict[str, bytes]:
+    """Branch vN's tree: main's README plus the variants, as kernel-builder lays them out."""
+    tree = {"README.md": KREADME}
+    for v in KVARIANTS:
+        so = None if v.startswith("torch-") else b"\x7fELF" + _blob(f"{layout}{n}{v}", 20_000)
+        tree.update(kr.variant_tree(v, layout=layout, name=KNAME, version=n, archs=["9.0", "8.0"] if "-cu" in v else None,
+                                    files=kr.demo_package(KNAME, _label(layout, n, v), so=so), **kw))
+    return tree
+
+
+KTREES = {layout: {n: _kernel_tree(layout, n) for n in (1, 2)} for layout in kr.LAYOUTS}
+LEGACY_TREE = _kernel_tree("nested", 1, with_metadata=False)
+
+
+def _tampered_tree() -> dict[str, bytes]:
+    """Flat v1 whose torch-cpu metadata.json claims another __init__.py than the one served."""
+    tree = dict(KTREES["flat"][1])
+    path = f"build/{NOARCH}/metadata.json"
+    meta = json.loads(tree[path])
+    meta["digest"]["files"]["__init__.py"] = kr.file_digest(b"def hello():\n    return 'not this one'\n")
+    tree[path] = kr.metadata_bytes(meta)
+    return tree
+
+
+def _write_tree(dst: Path, files: dict[str, bytes]) -> Path:
+    return kr.write_tree(dst, files)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +155,14 @@ def store(tmp_path_factory):
     hubfix.make_repo(root, GATED, [dirs[0]], gated="manual")
     hubfix.make_repo(root, GATED_DENIED, [dirs[0]], gated="auto", gated_granted=False)
     hubfix.set_org(root, ORG, trustedKernelPublisher=True)
-    return {"root": root, "shas": repo.shas}
+    kernels = {layout: kr.make_kernel_repo(root, _krepo(layout), trees, readme=KREADME)
+               for layout, trees in KTREES.items()}
+    kernels["legacy"] = kr.make_kernel_repo(root, LEGACY, {1: LEGACY_TREE}, readme=KREADME, main=1,
+                                            tags={"v0.1.0": 1})
+    kernels["tampered"] = kr.make_kernel_repo(root, TAMPERED, {1: _tampered_tree()}, readme=KREADME)
+    kernels["untrusted"] = kr.make_kernel_repo(root, UNTRUSTED, {1: KTREES["flat"][1]}, readme=KREADME)
+    hubfix.set_org(root, UNTRUSTED_ORG, trustedKernelPublisher=False)
+    return {"root": root, "shas": repo.shas, "kernels": kernels}
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +177,7 @@ def _fresh(request):
         srv = request.getfixturevalue("hub")
         srv.clear_faults()
         srv.clear_log()
+        srv.set_commits_page_size(50)
     yield
 
 
@@ -141,7 +197,11 @@ def _assert_snapshot(snap: Path, files: dict[str, bytes]):
         assert p.is_symlink() and p.resolve().name == _oid(data, rel), rel
 
 
-# --------------------------------------------------------------------------- huggingface_hub
+def _run(cmd, env, cwd, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+# --------------------------------------------------------------------------- huggingface_hub 2.4: model repos
 
 
 @pytest.mark.parametrize("rev,idx", [("main", 2), ("v0.1.0", 0), ("v0.1.1", 1), ("v0", 1), ("sha", 0),
@@ -234,7 +294,7 @@ def test_hfapi_refs_tree_info(hub, store, tmp_path):
 def test_resolve_protocol_details(hub, store):
     sha = store["shas"][1]
     so = f"build/{CU126}/img2gray/_img2gray_abc123.abi3.so"
-    with httpx.Client(trust_env=False) as c:
+    with httpx2.Client(trust_env=False) as c:
         r = c.head(f"{hub.endpoint}/{REPO}/resolve/v0.1.1/README.md")
         assert r.status_code == 200
         assert r.headers["etag"] == f'"{hubfix.git_blob_oid(C1["README.md"])}"'
@@ -254,6 +314,9 @@ def test_resolve_protocol_details(hub, store):
         assert r.headers["x-repo-commit"] == store["shas"][2]
         loc = urlsplit(r.headers["location"])
         assert loc.hostname != urlsplit(hub.endpoint).hostname and f"{loc.scheme}://{loc.netloc}" == hub.cdn
+        # plain LFS behind a CDN: no Xet headers, so huggingface_hub 2.4 takes the HTTP path, not hf_xet
+        assert not [h for h in r.headers if h.lower().startswith("x-xet")]
+        assert 'rel="xet-auth"' not in r.headers.get("link", "")
         r = c.get(r.headers["location"])
         assert r.status_code == 200 and r.content == C1[so]
         r = c.get(f"{hub.endpoint}/{REPO}/resolve/v0.1.1/missing.txt")
@@ -293,7 +356,7 @@ def test_private_repo_token_and_cdn_never_sees_it(hub, tmp_path):
 
 def test_cdn_rejects_authorization_header(hub):
     so = f"build/{CPU}/img2gray/_img2gray_abc123.abi3.so"
-    with httpx.Client(trust_env=False) as c:
+    with httpx2.Client(trust_env=False) as c:
         head = c.head(f"{hub.endpoint}/{PRIVATE}/resolve/main/{so}", headers={"Authorization": f"Bearer {TOKEN}"})
         assert head.status_code == 302
         loc = head.headers["location"]
@@ -321,146 +384,361 @@ def test_gated_repo(hub, tmp_path):
     assert e403.value.response.status_code == 403
 
 
-# --------------------------------------------------------------------------- kernels 0.10.5
+# --------------------------------------------------------------------------- huggingface_hub 2.4: kernel repos
 
 
-def _run(cmd, env, cwd, timeout=120):
-    r = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    return r
+def _kernel_routes_only(log: list[dict], repo_id: str):
+    """A kernel-type client never touches the model routes."""
+    mine = [e["path"] for e in log if e["repo"] == repo_id]
+    assert mine and all(p == f"/api/kernels/{repo_id}" or p.startswith((f"/api/kernels/{repo_id}/",
+                                                                         f"/kernels/{repo_id}/resolve/")) for p in mine)
 
 
-def test_kernels_0_10_to_wheel(hub, tmp_path):
-    if not Path(KERNELS_CLI).exists():
-        pytest.skip("kernels 0.10.5 CLI not installed in the venv")
-    out = tmp_path / "wheels"
-    out.mkdir()
-    env = hubfix.client_env(hub, tmp_path / "home")
-    r = _run([KERNELS_CLI, "to-wheel", REPO, "0.1.1"], env, out)
-    assert r.returncode == 0, r.stderr
-    wheels = sorted(p.name for p in out.glob("*.whl"))
-    assert len(wheels) == 4, wheels
-    assert "img2gray-0.1.1-py39-none-any.whl" in wheels
-    assert "img2gray-0.1.1+torch27cu126cxx11-cp39-abi3-manylinux_2_28_x86_64.whl" in wheels
-    for whl in out.glob("*.whl"):
-        variant = {"py39-none-any": UNIVERSAL, "cu126": CU126, "torch113": CPU113, "cucpu": CPU}
-        v = next(val for key, val in variant.items() if key in whl.name)
-        with zipfile.ZipFile(whl) as z:
-            for name in ("__init__.py", "_ops.py", "_img2gray_abc123.abi3.so"):
-                assert z.read(f"img2gray/{name}") == C1[f"build/{v}/img2gray/{name}"], (whl.name, name)
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("layout", kr.LAYOUTS)
+def test_snapshot_download_kernel_repo(hub, store, tmp_path, layout, n):
+    repo_id, handle = _krepo(layout), store["kernels"][layout]
+    sha = handle.versions[n]
+    cache = tmp_path / "cache"
+    path = Path(snapshot_download(repo_id, repo_type="kernel", revision=f"v{n}", endpoint=hub.endpoint,
+                                  cache_dir=cache, token=False))
+    storage = cache / f"kernels--{ORG}--my-relu-{layout}"
+    assert path == storage / "snapshots" / sha
+    _assert_snapshot(path, KTREES[layout][n])
+    assert (storage / "refs" / f"v{n}").read_text() == sha
+    # huggingface_hub 2.4 caches the commit's tree listing next to the snapshots
+    listing = json.loads((storage / "trees" / f"{sha}.json").read_text())
+    assert set(listing["files"]) == set(KTREES[layout][n])
+    assert not any("xet_hash" in f for f in listing["files"].values())  # plain LFS, no Xet
     log = hub.log()
-    assert any(e["path"] == f"/api/models/{REPO}/revision/v0.1.1" for e in log)
-    assert len([e for e in log if e["kind"] == "tree"]) > 1
+    _kernel_routes_only(log, repo_id)
+    assert [e["path"] for e in log if e["kind"] == "info"] == [f"/api/kernels/{repo_id}/revision/v{n}"]
+    assert len([e for e in log if e["kind"] == "tree"]) > 1  # paginated
+    assert hub.downloads() == len({_oid(d, r) for r, d in KTREES[layout][n].items()})
     assert not any(e["auth"] for e in log)
 
 
-def test_kernels_0_10_lock_download_and_corruption(hub, store, tmp_path):
-    if not Path(KERNELS_CLI).exists():
-        pytest.skip("kernels 0.10.5 CLI not installed in the venv")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "pyproject.toml").write_text(
-        f'[project]\nname = "p"\nversion = "0"\n\n[tool.kernels.dependencies]\n"{REPO}" = ">=0.1.0,<0.2"\n')
-    env = hubfix.client_env(hub, tmp_path / "home")
-    r = _run([KERNELS_CLI, "lock", str(proj)], env, tmp_path)
-    assert r.returncode == 0, r.stderr
-    lock = json.loads((proj / "kernels.lock").read_text())
-    assert lock[0]["sha"] == store["shas"][1]  # newest tag matching the spec: v0.1.1
-    assert set(lock[0]["variants"]) == {CU126, CPU, CPU113, UNIVERSAL}
-    assert any("blobs=true" in e["query"] for e in hub.log())
-
-    # download re-hashes every blob against the lock: proves the ETag/blob naming is right
-    r = _run([KERNELS_CLI, "download", "--all-variants", str(proj)], env, tmp_path)
-    assert r.returncode == 0, r.stderr
-
-    # same length, wrong bytes on the CDN: the lock check must catch it
-    fault = hub.add_fault("corrupt", listener="cdn", method="GET", times=None, offset=100, count=8)
-    env2 = hubfix.client_env(hub, tmp_path / "home2")
-    r = _run([KERNELS_CLI, "download", "--all-variants", str(proj)], env2, tmp_path)
-    assert r.returncode != 0 and "Lock file specifies kernel with hash" in r.stderr, r.stderr
-    assert hub.fault(fault["id"])["fired"] >= 1
-
-
-# --------------------------------------------------------------------------- latest kernels
-
-
-@pytest.fixture(scope="session")
-def kernels_latest(tmp_path_factory):
-    """kernels==0.17.2 in a side directory (--no-deps: it runs on the venv's huggingface_hub 1.33)."""
-    target = Path(os.environ.get("KWHEEL_KERNELS_LATEST_DIR")
-                  or Path(sys.prefix) / "kwheel-extra" / f"kernels-{KERNELS_LATEST}")
-    if not (target / "kernels" / "__init__.py").exists():
-        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        r = subprocess.run([PY, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
-                            "--target", str(tmp), f"kernels=={KERNELS_LATEST}"], capture_output=True, text=True,
-                           timeout=300)
-        if r.returncode != 0:
-            pytest.skip(f"cannot install kernels=={KERNELS_LATEST}: {r.stderr.strip()[-400:]}")
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(tmp, target)
-    return target
+def test_hfapi_on_kernel_repos(hub, store, tmp_path):
+    api = HfApi(endpoint=hub.endpoint, token=False)
+    repo_id, handle = _krepo("flat"), store["kernels"]["flat"]
+    refs = api.list_repo_refs(repo_id, repo_type="kernel")
+    assert {(b.name, b.ref, b.target_commit) for b in refs.branches} == {
+        ("main", "refs/heads/main", handle.shas[0]), ("v1", "refs/heads/v1", handle.versions[1]),
+        ("v2", "refs/heads/v2", handle.versions[2])}
+    assert refs.tags == [] and refs.converts == []
+    assert api.kernel_info(repo_id).sha == handle.shas[0]  # main: the README commit
+    assert api.list_repo_files(repo_id, repo_type="kernel") == ["README.md"]
+    info = api.repo_info(repo_id, repo_type="kernel", revision="v1")
+    assert info.sha == handle.versions[1] and info.private is False
+    top = list(api.list_repo_tree(repo_id, path_in_repo="build", repo_type="kernel", revision="v1"))
+    assert {t.path for t in top} == {f"build/{v}" for v in KVARIANTS}
+    files = {f.path: f for f in api.list_repo_tree(repo_id, recursive=True, repo_type="kernel", revision="v2")
+             if f.__class__.__name__ == "RepoFile"}
+    assert set(files) == set(KTREES["flat"][2])
+    so = next(p for p in files if p.endswith(".so"))
+    assert files[so].lfs.sha256 == hashlib.sha256(KTREES["flat"][2][so]).hexdigest() and files[so].xet_hash is None
+    paths = api.get_paths_info(repo_id, [f"build/{NOARCH}/metadata.json", "build", "nope"], repo_type="kernel",
+                               revision="v1")
+    assert [p.path for p in paths] == [f"build/{NOARCH}/metadata.json", "build"]
+    assert api.file_exists(repo_id, "README.md", repo_type="kernel", revision="v1")
+    assert api.revision_exists(repo_id, "v2", repo_type="kernel") and not api.revision_exists(repo_id, "v3",
+                                                                                              repo_type="kernel")
+    meta = hf_hub_download(repo_id, f"build/{NOARCH}/metadata.json", repo_type="kernel", revision="v2",
+                           endpoint=hub.endpoint, cache_dir=tmp_path, token=False)
+    assert Path(meta).read_bytes() == KTREES["flat"][2][f"build/{NOARCH}/metadata.json"]
+    hub.set_commits_page_size(1)  # the commits listing pages on its own; huggingface_hub follows Link
+    commits = api.list_repo_commits(repo_id, repo_type="kernel", revision="v2", formatted=True)
+    assert [c.commit_id for c in commits] == [handle.versions[2], handle.shas[0]]  # v2 forks from main, not v1
+    assert commits[0].title == "Build version 2" and commits[0].formatted_title == "<p>Build version 2</p>"
+    assert len(hub.log(kind="commits")) == 2
+    _kernel_routes_only(hub.log(), repo_id)
+    with pytest.raises(RepositoryNotFoundError):  # served as a kernel only, like on the Hub
+        api.model_info(repo_id)
 
 
-# The CLI of kernels 0.17 imports sigstore (only `verify-signature` uses it); stub it out.
-LATEST_CLI = r"""
-import sys, types
-class _NoSigstore(Exception): pass
-def _stub(name, **attrs):
-    m = types.ModuleType(name); m.__dict__.update(attrs); sys.modules[name] = m
-_stub("sigstore"); _stub("sigstore.errors", VerificationError=_NoSigstore)
-_stub("sigstore.models", Bundle=object, InvalidBundle=_NoSigstore)
-_stub("sigstore.verify", Verifier=object, policy=types.SimpleNamespace())
-_stub("sigstore.verify.policy", VerificationPolicy=object)
-from kernels.cli import main
-main()
-"""
+def test_commits_listing_pages_like_the_hub(hub, store):
+    hub.set_commits_page_size(2)
+    api = HfApi(endpoint=hub.endpoint, token=False)
+    assert [c.commit_id for c in api.list_repo_commits(REPO)] == store["shas"][::-1]
+    pages = hub.log(kind="commits")
+    assert len(pages) == 2 and "p=1" in pages[1]["query"]
+    with httpx2.Client(trust_env=False) as c:
+        r = c.get(f"{hub.endpoint}/api/models/{REPO}/commits/main", params={"limit": 1, "p": 2})
+        assert [x["id"] for x in r.json()] == [store["shas"][0]] and "link" not in r.headers
+        assert r.headers["x-total-count"] == "3"
+        assert c.get(f"{hub.endpoint}/api/models/{REPO}/commits/main", params={"limit": 0}).status_code == 400
 
-LATEST_GET_KERNEL = r"""
-import sys
+
+# --------------------------------------------------------------------------- kernels 0.17.2
+
+GET_KERNEL = r"""
+import json, sys
+from pathlib import Path
 if sys.argv[1] == "debian":
     sys.path.append(sys.argv[2])  # Debian's python3-torch, after the venv's packages
     import torch
-from kernels import get_kernel
-from kernels.install import install_kernel_all_variants
-k = get_kernel(sys.argv[3], version=0, backend="cpu")
-print("HELLO", k.hello())
-p = install_kernel_all_variants(sys.argv[3], version=0)
-print("VARIANTS", sorted(x.name for x in p.iterdir()))
+from kernels import get_kernel, get_loaded_kernels
+backend = None if sys.argv[5] == "auto" else sys.argv[5]
+out = {"hello": {}, "loaded": []}
+for n in json.loads(sys.argv[4]):
+    out["hello"][n] = get_kernel(sys.argv[3], version=n, backend=backend).hello()
+for k in get_loaded_kernels():
+    path = Path(k.module.__file__)
+    out["loaded"].append({"id": k.metadata.id, "version": k.metadata.version, "revision": k.repo_info.revision,
+                          "file": "/".join(path.parts[path.parts.index("build"):])})
+print("RESULT " + json.dumps(out))
 """
 
 
-def test_kernels_latest_cli_lock_and_download(hub, store, tmp_path, kernels_latest):
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "pyproject.toml").write_text(
-        f'[project]\nname = "p"\nversion = "0"\n\n[tool.kernels.dependencies]\n"{REPO}" = 0\n')
-    env = hubfix.client_env(hub, tmp_path / "home", PYTHONPATH=kernels_latest)
-    r = _run([PY, "-c", LATEST_CLI, "lock", str(proj)], env, tmp_path)
+def _get_kernel(hub, tmp_path, repo_id: str, versions=(1, 2), torch: str = "none",
+                backend: str = "cpu") -> subprocess.CompletedProcess:
+    """get_kernel in a subprocess. backend="cpu" by default: without it kernels picks the backend of
+    the machine (CUDA wherever it finds libcudart, even without torch), and the test would not be
+    deterministic; test_kernels_get_kernel_detects_the_backend covers "auto"."""
+    env = hubfix.client_env(hub, tmp_path / "home")
+    return _run([PY, "-c", GET_KERNEL, torch, str(DEBIAN_DIST), repo_id, json.dumps(list(versions)), backend],
+                env, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def noarch_here(tmp_path_factory) -> str:
+    """The noarch variant kernels 0.17.2 selects on this machine without torch and without a backend
+    argument (torch-cuda when it finds a CUDA runtime library, else torch-cpu): asked of kernels itself."""
+    r = _run([PY, "-c", "from kernels.backends import _backend; print(_backend().name)"], dict(os.environ),
+             tmp_path_factory.mktemp("backend"))
     assert r.returncode == 0, r.stderr
-    lock = json.loads((proj / "kernels.lock").read_text())
-    assert lock[0]["lock"]["commit"] == store["shas"][1]  # branch v0
-    r = _run([PY, "-c", LATEST_CLI, "download", "--all-variants", str(proj)], env, tmp_path)
+    return f"torch-{r.stdout.strip()}"
+
+
+def _result(r: subprocess.CompletedProcess) -> dict:
     assert r.returncode == 0, r.stderr
-    snap = tmp_path / "home" / "hub" / "kernels--kernels-test--img2gray" / "snapshots" / store["shas"][1]
-    _assert_snapshot(snap, {k: v for k, v in C1.items() if k.startswith("build/")})
-    log = hub.log()
-    assert any(e["path"] == f"/api/kernels/{REPO}/refs" for e in log)
-    assert any(e["path"].startswith(f"/kernels/{REPO}/resolve/") for e in log)
-    assert any(e["path"] == f"/api/organizations/{ORG}/overview" for e in log)
-    assert not any(e["path"].startswith("/api/models/") for e in log)
+    return json.loads(next(line for line in r.stdout.splitlines() if line.startswith("RESULT "))[7:])
+
+
+def _needs_debian_torch(torch: str):
+    if torch == "debian" and not (DEBIAN_DIST / "torch" / "__init__.py").exists():
+        pytest.skip("Debian's python3-torch is not installed (scripts/setup installs it)")
 
 
 @pytest.mark.parametrize("torch", ["none", "debian"])
-def test_kernels_latest_get_kernel(hub, tmp_path, kernels_latest, torch):
-    if torch == "debian" and not (DEBIAN_DIST / "torch" / "__init__.py").exists():
-        pytest.skip("Debian's python3-torch is not installed")
-    env = hubfix.client_env(hub, tmp_path / "home", PYTHONPATH=kernels_latest)
-    r = _run([PY, "-c", LATEST_GET_KERNEL, torch, str(DEBIAN_DIST), REPO], env, tmp_path)
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("layout", kr.LAYOUTS)
+def test_kernels_get_kernel_versions(hub, store, tmp_path, layout, torch):
+    """get_kernel(repo, version=1) and version=2 load the variant kernels selects here, in every layout."""
+    _needs_debian_torch(torch)
+    repo_id, handle = _krepo(layout), store["kernels"][layout]
+    variant = CPU113 if torch == "debian" else NOARCH  # arch kernels need torch; noarch torch-cpu does not
+    got = _result(_get_kernel(hub, tmp_path, repo_id, torch=torch))
+    assert got["hello"] == {str(n): _label(layout, n, variant) for n in (1, 2)}
+    # nested: kernels falls back to build/<v>/<pkg>/__init__.py; compat and flat load build/<v>/__init__.py
+    init = f"build/{variant}/my_relu/__init__.py" if layout == "nested" else f"build/{variant}/__init__.py"
+    assert [(k["version"], k["revision"], k["file"]) for k in got["loaded"]] == [
+        (n, handle.versions[n], init) for n in (1, 2)]
+    assert all(k["id"].startswith("_my_relu_cpu_") for k in got["loaded"])
+    log = hub.log()
+    assert [e["path"] for e in log if e["kind"] == "refs"] == [f"/api/kernels/{repo_id}/refs"] * 2
+    assert any(e["path"] == f"/api/organizations/{ORG}/overview" for e in log)  # publisher trust
+    fetched = {e["file"] for e in log if e["kind"] == "resolve" and e["method"] == "GET"}
+    assert fetched and all(f.startswith(f"build/{variant}/") for f in fetched)  # only the selected variant
+    _kernel_routes_only(log, repo_id)
+
+
+def test_kernels_get_kernel_detects_the_backend(hub, store, tmp_path, noarch_here):
+    assert noarch_here in (NOARCH, NOARCH_CUDA)
+    got = _result(_get_kernel(hub, tmp_path, _krepo("flat"), versions=(2,), backend="auto"))
+    assert got["hello"] == {"2": _label("flat", 2, noarch_here)}
+
+
+def test_kernels_refuses_nested_without_metadata(hub, store, tmp_path):
+    """The oldest kernels (nested, no metadata.json) do not load with kernels 0.17: it reads metadata first."""
+    r = _get_kernel(hub, tmp_path, LEGACY, versions=(1,))
+    assert r.returncode != 0 and "RemoteEntryNotFoundError" in r.stderr, r.stderr
+    assert f"build/{NOARCH}/metadata.json" in r.stderr
+    assert [e["status"] for e in hub.log(kind="resolve")] == [404]
+
+
+def test_kernels_refuses_untrusted_publisher(hub, tmp_path):
+    r = _get_kernel(hub, tmp_path, UNTRUSTED, versions=(1,))
+    assert r.returncode != 0 and "is not from a trusted publisher" in r.stderr, r.stderr
+    assert not hub.log(kind="resolve")  # refused before downloading anything
+
+
+@pytest.mark.parametrize("torch", ["none", "debian"])
+def test_kernels_get_kernel_old_repo(hub, tmp_path, torch):
+    """The old img2gray repo (nested, metadata without digest, alpha branch v0) still loads."""
+    _needs_debian_torch(torch)
+    got = _result(_get_kernel(hub, tmp_path, REPO, versions=(0,), torch=torch))
     # branch v0 is C1: its torch113 variant is new in C1 ("b"), torch-universal is still C0's ("a")
-    expected = f"HELLO img2gray b {CPU113}" if torch == "debian" else f"HELLO img2gray a {UNIVERSAL}"
-    assert expected in r.stdout, r.stdout
-    assert f"VARIANTS {sorted([CU126, CPU, CPU113, UNIVERSAL])}" in r.stdout
+    assert got["hello"]["0"] == (f"img2gray b {CPU113}" if torch == "debian" else f"img2gray a {UNIVERSAL}")
+
+
+def _project(tmp_path: Path, deps: dict[str, int]) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    lines = "".join(f'"{repo}" = {n}\n' for repo, n in deps.items())
+    (proj / "pyproject.toml").write_text(f'[project]\nname = "p"\nversion = "0"\n\n[tool.kernels.dependencies]\n{lines}')
+    return proj
+
+
+def test_kernels_cli_lock_and_download(hub, store, tmp_path, noarch_here):
+    deps = {_krepo("flat"): 2, _krepo("compat"): 1, _krepo("nested"): 1}
+    proj = _project(tmp_path, deps)
+    env = hubfix.client_env(hub, tmp_path / "home")
+    r = _run([KERNELS_CLI, "lock", str(proj)], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    # kernels 0.17's lock: a JSON array (serde pretty, no trailing newline), one entry per dependency,
+    # {dependency: {repo-id, version}, lock: {commit}}; the 0.10 format (repo_id, sha, variants) is gone
+    raw = (proj / "kernels.lock").read_text()
+    assert raw.startswith('[\n  {\n    "dependency": {\n      "repo-id": ') and raw.endswith("]")
+    lock = json.loads(raw)
+    assert sorted(lock, key=lambda e: e["dependency"]["repo-id"]) == sorted(
+        [{"dependency": {"repo-id": repo, "version": n}, "lock": {"commit": store["kernels"][repo.rsplit("-", 1)[1]]
+                                                                  .versions[n]}} for repo, n in deps.items()],
+        key=lambda e: e["dependency"]["repo-id"])
+    # lock lists the variants of the locked commit and reads each one's metadata.json
+    meta_gets = {(e["repo"], e["file"]) for e in hub.log(kind="resolve") if e["method"] == "GET"}
+    assert meta_gets == {(repo, f"build/{v}/metadata.json") for repo in deps for v in KVARIANTS}
+
+    # download: the variant this machine selects (no torch in the CLI's venv: noarch), per locked commit
+    hub.clear_log()
+    r = _run([KERNELS_CLI, "download", str(proj)], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    fetched = {e["file"] for e in hub.log(kind="resolve") if e["method"] == "GET"}
+    assert fetched and all(f.startswith(f"build/{noarch_here}/") for f in fetched)
+    for repo, n in deps.items():
+        layout = repo.rsplit("-", 1)[1]
+        snap = tmp_path / "home" / "hub" / f"kernels--{ORG}--my-relu-{layout}" / "snapshots" / \
+            store["kernels"][layout].versions[n]
+        # the selected variant, plus every variant's metadata.json that `lock` fetched into this cache
+        _assert_snapshot(snap, {k: v for k, v in KTREES[layout][n].items()
+                                if k.startswith(f"build/{noarch_here}/") or k.endswith("/metadata.json")})
+        _kernel_routes_only(hub.log(), repo)
+
+    # download --all-variants: the whole build/ of every locked commit, into a fresh cache
+    env2 = hubfix.client_env(hub, tmp_path / "home2")
+    r = _run([KERNELS_CLI, "download", "--all-variants", str(proj)], env2, tmp_path)
+    assert r.returncode == 0, r.stderr
+    for repo, n in deps.items():
+        layout = repo.rsplit("-", 1)[1]
+        snap = tmp_path / "home2" / "hub" / f"kernels--{ORG}--my-relu-{layout}" / "snapshots" / \
+            store["kernels"][layout].versions[n]
+        _assert_snapshot(snap, {k: v for k, v in KTREES[layout][n].items() if k.startswith("build/")})
+
+
+@pytest.mark.parametrize("repo,needle", [(LEGACY, "RemoteEntryNotFoundError"),
+                                         (UNTRUSTED, "is not from a trusted publisher")])
+def test_kernels_cli_lock_refuses(hub, tmp_path, repo, needle):
+    proj = _project(tmp_path, {repo: 1})
+    r = _run([KERNELS_CLI, "lock", str(proj)], hubfix.client_env(hub, tmp_path / "home"), tmp_path)
+    assert r.returncode != 0 and needle in r.stderr, r.stderr
+    assert not (proj / "kernels.lock").exists()
+
+
+DIGEST_CHECK = r"""
+import json, sys
+from kernels import install_kernel
+from kernels._rust import Digest, DigestAlgorithm, DigestValidationError, Metadata
+sys.path.insert(0, sys.argv[2])
+import kernel_repos
+path = install_kernel(sys.argv[1], version=1, backend="cpu")
+meta = Metadata.read_from_file(path / "metadata.json")
+actual = Digest.hash_variant(meta.digest.algorithm, path)  # what kernels' verify_variant runs
+ours = kernel_repos.digest_files(path)
+try:
+    meta.digest.validate(actual)
+    violations = []
+except DigestValidationError as e:
+    violations = [str(v) for v in e.violations]
+print("RESULT " + json.dumps({"variant": path.name, "violations": violations, "agree": ours == actual.files}))
+"""
+
+
+@pytest.mark.parametrize("repo", [_krepo(layout) for layout in kr.LAYOUTS] + [TAMPERED])
+def test_kernels_checks_the_digest_of_a_downloaded_variant(hub, tmp_path, repo):
+    """kernels' own digest check (Digest.hash_variant + validate, what `kernels verify-signature` runs once
+    the signature holds) accepts every variant kernel_repos wrote and refuses the tampered one.
+
+    kernels 0.17.2 checks digests only there: get_kernel loads a variant whatever its digest says
+    (the last assertion), and verify-signature needs a sigstore bundle before it looks at the digest.
+    """
+    env = hubfix.client_env(hub, tmp_path / "home")
+    got = _result(_run([PY, "-c", DIGEST_CHECK, repo, str(HUB_DIR)], env, tmp_path))
+    assert got["variant"] == NOARCH and got["agree"] is True  # the downloaded cache (symlinks) hashes like ours
+    if repo != TAMPERED:
+        assert got["violations"] == []
+        return
+    assert len(got["violations"]) == 1 and got["violations"][0].startswith("File hash mismatch for __init__.py")
+    loaded = _result(_get_kernel(hub, tmp_path, TAMPERED, versions=(1,)))
+    assert loaded["hello"]["1"] == _label("flat", 1, NOARCH)
+
+
+@pytest.mark.parametrize("layout", kr.LAYOUTS)
+def test_digest_writer_agrees_with_kernels_on_disk(tmp_path, layout):
+    """kernel_repos' digest (pure Python) equals kernels' Digest.hash_variant, for every file kind it skips."""
+    variant = kr.write_variant(tmp_path, NOARCH, layout=layout, name=KNAME, files={
+        **kr.demo_package(KNAME, "x", so=b"\x7fELF" + _blob("so", 1000)),
+        "layers/__init__.py": b"class ReLU:\n    pass\n",
+        "data/metadata.json": b"{}",  # only the variant's own metadata.json is skipped
+        "d\u00e4ta/\u00fcml\u00e4ut.txt": "non-ASCII names".encode(),
+    })
+    meta = Metadata.read_from_file(variant / "metadata.json")
+    actual = Digest.hash_variant(DigestAlgorithm.SHA256, variant)
+    meta.digest.validate(actual)
+    assert meta.digest.files == actual.files == kr.digest_files(variant)
+    assert json.loads((variant / "metadata.json").read_bytes())["digest"]["files"] == actual.files
+    # files the digest never covers, added after the build: still valid for both
+    (variant / "metadata.json.sigstore").write_bytes(b"{}")
+    (variant / "__pycache__").mkdir()
+    (variant / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (variant / "stray.pyc").write_bytes(b"\0")
+    meta.digest.validate(Digest.hash_variant(DigestAlgorithm.SHA256, variant))
+    assert kr.digest_files(variant) == actual.files
+    # a changed file is refused by kernels, and kernel_repos' digest sees the same change
+    (variant / ("_ops.py" if layout != "nested" else "my_relu/_ops.py")).write_bytes(b"ops = 1\n")
+    with pytest.raises(DigestValidationError) as e:
+        meta.digest.validate(Digest.hash_variant(DigestAlgorithm.SHA256, variant))
+    assert [str(v).split(":")[0] for v in e.value.violations] == [
+        f"File hash mismatch for {'my_relu/' if layout == 'nested' else ''}_ops.py"]
+    assert kr.digest_files(variant) == Digest.hash_variant(DigestAlgorithm.SHA256, variant).files
+
+
+def test_digest_walk_matches_kernels_on_odd_files(tmp_path):
+    """Symlinks (the HF cache's snapshots are symlinks), dot files, case, nested metadata.json."""
+    (tmp_path / "sub").mkdir()
+    for rel, data in {".pyc": b"a", "x.pyc": b"b", "PYC.PYC": b"c", "metadata.json": b"{}",
+                      "metadata.json.sigstore": b"sig", "sub/metadata.json": b"{}", ".hidden": b""}.items():
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / "dirlink").symlink_to(tmp_path / "sub")  # not descended into
+    (tmp_path / "filelink").symlink_to(tmp_path / "PYC.PYC")  # hashed under its own name
+    ours = kr.digest_files(tmp_path)
+    assert list(ours) == [".hidden", ".pyc", "PYC.PYC", "filelink", "sub/metadata.json"]
+    assert ours == Digest.hash_variant(DigestAlgorithm.SHA256, tmp_path).files
+    assert kr.digest_files(tmp_path, "sha512") == Digest.hash_variant(DigestAlgorithm.SHA512, tmp_path).files
+
+
+def test_metadata_json_is_what_kernels_reads(tmp_path):
+    """Every field kernel_repos writes reads back through kernels' Metadata (kernels-data's parser)."""
+    variant = kr.write_variant(tmp_path, CUDA_ARCH, layout="flat", name=KNAME, version=2, license="MIT",
+                               files=kr.demo_package(KNAME, "x"), archs=["9.0", "8.0", "9.0"],
+                               python_depends=["einops"], kernels_minver="0.17.0",
+                               upstream="https://github.com/example/relu.git")
+    m = Metadata.read_from_file(variant / "metadata.json")
+    assert (str(m.name), m.name.python_name, m.version, m.license) == (KNAME, "my_relu", 2, "MIT")
+    assert str(m.backend.backend_type) == "cuda" and m.backend.archs == ["8.0", "9.0"]
+    assert m.python_depends == ["einops"] and str(m.kernels_minver) == "0.17.0"
+    assert m.upstream == "https://github.com/example/relu.git" and m.id.startswith("_my_relu_cuda_")
+    raw = (variant / "metadata.json").read_bytes()
+    assert not raw.endswith(b"\n") and raw.startswith(b'{\n  "name": "my-relu",\n  "id": ')  # serde pretty
+    assert kr.variant_tree(NOARCH, layout="flat", name=KNAME, files={"__init__.py": b""}, with_metadata=False) == {
+        f"build/{NOARCH}/__init__.py": b""}
+
+
+def test_compat_module_reexports_the_flat_package(tmp_path):
+    """The compat dir works the way kernel-builder meant it: `import <pkg>` with build/<v> on sys.path."""
+    variant = kr.write_variant(tmp_path, NOARCH, layout="compat", name=KNAME, files=kr.demo_package(KNAME, "compat!"))
+    assert (variant / "my_relu" / "__init__.py").read_bytes() == kr.COMPAT_INIT
+    r = _run([PY, "-c", "import my_relu; print(my_relu.hello(), my_relu.add_op_namespace_prefix('f'))"],
+             {**os.environ, "PYTHONPATH": str(variant)}, tmp_path)
+    assert r.returncode == 0 and r.stdout.split() == ["compat!", "_my_relu::f"], r.stderr
 
 
 # --------------------------------------------------------------------------- faults
@@ -536,7 +814,7 @@ def test_fault_slow_response(hub, tmp_path):
 
 def test_fault_redirect_loop(hub, tmp_path):
     hub.add_fault("redirect_loop", path=f"/{REPO}/resolve/*", method="HEAD", times=None)
-    with pytest.raises(httpx.TooManyRedirects):
+    with pytest.raises(httpx2.TooManyRedirects):
         _get(hub, tmp_path, "README.md")
     heads = hub.log(method="HEAD")
     assert len(heads) >= 20 and all(e["status"] == 302 for e in heads)
@@ -564,7 +842,7 @@ def test_fault_tree_lies_about_size_and_hash(hub):
 
 def test_fault_disconnect_without_answer(hub, tmp_path):
     hub.add_fault("disconnect", path=f"/{REPO}/resolve/*", method="HEAD")
-    with pytest.raises(httpx.RemoteProtocolError):
+    with pytest.raises(httpx2.RemoteProtocolError):
         _get(hub, tmp_path, "README.md")
     assert _get(hub, tmp_path, "README.md").read_bytes() == C1["README.md"]  # next attempt is served
     assert [e["status"] for e in hub.log(method="HEAD")] == [None, 200]
@@ -589,7 +867,7 @@ def test_server_cli_handshake_and_sigterm(tmp_path):
     try:
         info = json.loads(p.stdout.readline())
         assert urlsplit(info["endpoint"]).hostname == "127.0.0.1" and urlsplit(info["cdn"]).hostname == "localhost"
-        with httpx.Client(trust_env=False) as c:
+        with httpx2.Client(trust_env=False) as c:
             assert c.get(info["endpoint"] + "/_fixture/health").json()["ok"] is True
             r = c.get(info["endpoint"] + "/api/models/nobody/nothing")
             assert r.status_code == 401 and r.headers["x-error-code"] == "RepoNotFound"
