@@ -15,6 +15,7 @@
 #include "kwheel/digest.hpp"
 #include "kwheel/elf.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/kernel_digest.hpp"
 #include "kwheel/manylinux.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/text.hpp"
@@ -26,10 +27,15 @@ namespace fs = std::filesystem;
 namespace {
 
 void check_options(const BuildOptions& o) {
-  if (o.name.empty() || !is_valid_name(o.name))
+  if (!o.name.empty() && !is_valid_name(o.name))
     throw Error(ErrorKind::usage, "--name '" + o.name + "' is not a valid distribution name (letters, digits, '-', '_', '.')");
+  if (o.version.empty()) {
+    if (!o.build_number)
+      throw Error(ErrorKind::usage, "the wheels' version is unknown: pass --version X.Y.Z (or --wheel-version) for a directory build");
+    return;
+  }
   auto v = Version::try_parse(o.version);
-  if (o.version.empty() || !v)
+  if (!v)
     throw Error(ErrorKind::usage, "--version '" + o.version + "' is not a PEP 440 version; pass e.g. --version 0.1.0");
   if (!v->local().empty())
     throw Error(ErrorKind::usage, "--version '" + o.version + "' has a local label; kwheel adds the torch/backend label itself, pass " + v->public_str());
@@ -42,9 +48,9 @@ bool selected(const std::string& variant, const std::vector<std::string>& globs)
   return false;
 }
 
-std::string describe(const std::string& name, const Variant& v) {
+std::string describe(const std::string& name, const std::string& package, const Variant& v) {
   return "Build variant `" + v.str() + "` of the " + name +
-         " kernel, packaged as a wheel by kwheel.\n\nImport it with `import " + wheel_name_component(name) +
+         " kernel, packaged as a wheel by kwheel.\n\nImport it with `import " + package +
          "`; it needs the torch and compute backend named in this wheel's local version label.\n";
 }
 
@@ -111,6 +117,35 @@ void record_state(const fs::path& wheel, const std::string& fingerprint, const s
   }
 }
 
+// Packing hashed every member for RECORD; the digest is checked against
+// those hashes, so a mismatch costs no second read and the staged wheel
+// is discarded before it is ever visible.
+void verify_digest(const VariantInput& input, const PlannedWheel& plan, const WrittenWheel& written) {
+  std::map<std::string, std::string> known;
+  for (const auto& e : written.record)
+    if (auto it = plan.member_sources.find(e.path); it != plan.member_sources.end()) known[it->second] = e.hash;
+  check_digest_hashes(*plan.metadata->digest, input, known);
+}
+
+// One repo is one kernel: its variants' wheels must share a name and a
+// version, or an index would list them as different projects or releases.
+void check_consistent(BuildReport& report, const std::vector<size_t>& todo) {
+  const VariantResult* first = nullptr;
+  for (auto i : todo) {
+    auto& r = report.variants[i];
+    if (r.status != VariantResult::Status::built) continue;
+    if (!first) { first = &r; continue; }
+    std::string what;
+    if (normalize_name(r.dist_name) != normalize_name(first->dist_name)) what = "kernel name ('" + r.dist_name + "' vs '" + first->dist_name + "'); pass --name";
+    else if (Version::parse(r.version).public_str() != Version::parse(first->version).public_str())
+      what = "version (" + Version::parse(r.version).public_str() + " vs " + Version::parse(first->version).public_str() + "); fix metadata.json or pass --wheel-version";
+    if (what.empty()) continue;
+    r.status = VariantResult::Status::failed;
+    r.error = "variant '" + r.variant + "' disagrees with '" + first->variant + "' on the " + what;
+    r.exit_code = static_cast<int>(ErrorKind::input);
+  }
+}
+
 }  // namespace
 
 std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& o) {
@@ -120,6 +155,8 @@ std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& o) {
     h.update(std::string_view("\0", 1));
   };
   field(std::string("kwheel ") + KWHEEL_VERSION);
+  // Wheels written before digests were checked must not be reused unchecked.
+  field("digest-checked");
   field(std::to_string(o.write.compression_level));
   // The deflate library's version decides the compressed bytes.
   field(o.write.compression_level > 0 ? ChunkDeflater::engine(o.write.compression_level) : "stored");
@@ -150,6 +187,60 @@ const char* status_name(VariantResult::Status s) {
   return "?";
 }
 
+namespace {
+
+std::optional<KernelMetadata> variant_metadata(const VariantInput& input) {
+  const RepoFile* f = find_metadata(input);
+  if (!f) return std::nullopt;
+  return read_kernel_metadata(f->source, "variant '" + input.name + "'");
+}
+
+// docs/wheel-naming.md: a fixed version as given; an integer-versioned
+// kernel's wheel is <N>.<build>, N from the commit's own metadata.json
+// (else the vN branch), build the commit's position in its history.
+std::string public_version(const VariantInput& input, const std::optional<KernelMetadata>& md, const BuildOptions& o) {
+  if (!o.version.empty()) return Version::parse(o.version).public_str();
+  const std::optional<uint64_t> n = md && md->version ? md->version : o.branch_version;
+  if (!n)
+    throw Error(ErrorKind::input, "variant '" + input.name + "' has no kernel version: its metadata.json has no 'version' and the revision was not "
+                                  "reached through a vN branch; pass --version N to build branch vN, or --wheel-version X.Y.Z");
+  return std::to_string(*n) + "." + std::to_string(*o.build_number);
+}
+
+std::string backend_of(const Variant& v, const std::optional<KernelMetadata>& md) {
+  if (md && md->backend) return *md->backend;
+  return v.is_noarch() ? v.noarch : v.backend.name();
+}
+
+std::string dist_name_of(const VariantLayout& layout, const std::optional<KernelMetadata>& md, const BuildOptions& o) {
+  if (!o.name.empty()) return o.name;
+  if (md && md->name) return *md->name;
+  return layout.package;
+}
+
+CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, const BuildOptions& o, const std::string& where) {
+  CoreMetadata md;
+  md.name = plan.dist_name;
+  md.version = plan.version;
+  md.summary = plan.dist_name + " kernel for " + (variant.is_noarch() ? "torch (" + variant.noarch + ", pure Python)" : variant.str());
+  md.requires_python = variant.is_noarch() ? ">=3.9" : ">=" + o.tags.min_python;
+  md.requires_dist = {plan.tags.requires_dist};
+  if (plan.metadata) {
+    for (auto& r : python_requirements(*plan.metadata, backend_of(variant, plan.metadata), where)) md.requires_dist.push_back(r);
+    for (auto& r : kernel_requirements(*plan.metadata)) md.requires_dist.push_back(r);
+    if (plan.metadata->license) md.license = *plan.metadata->license;
+    if (plan.metadata->upstream)
+      if (auto url = browsable_url(*plan.metadata->upstream)) md.project_urls.emplace_back("Upstream", *url);
+    if (plan.metadata->source)
+      if (auto url = browsable_url(*plan.metadata->source)) md.project_urls.emplace_back("Source", *url);
+  }
+  if (!o.source.url.empty()) md.project_urls.emplace_back(kHubRevisionLabel, o.source.url);
+  md.description = describe(plan.dist_name, plan.package, variant);
+  return md;
+}
+
+}  // namespace
+
 PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   auto fail = [&](const std::string& why) { return Error(ErrorKind::input, "variant '" + input.name + "': " + why); };
   auto parsed = try_parse_variant(input.name);
@@ -158,61 +249,38 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   if (input.files.empty()) throw fail("the variant directory is empty; rebuild or remove it");
 
   PlannedWheel plan;
+  plan.metadata = variant_metadata(input);
+  if (plan.metadata && plan.metadata->digest) check_digest_files(*plan.metadata->digest, input);
+  const VariantLayout layout = lay_out_variant(input, plan.metadata ? &*plan.metadata : nullptr, o.name.empty() ? o.fallback_name : o.name);
+  plan.layout = layout.kind;
+  plan.package = layout.package;
+  plan.ignored = layout.left_out;
+  plan.dist_name = dist_name_of(layout, plan.metadata, o);
+  if (!is_valid_name(plan.dist_name)) throw fail("'" + plan.dist_name + "' is not a valid distribution name; pass --name");
   plan.tags = compute_tags(variant, o.tags);
-  const std::string public_version = Version::parse(o.version).public_str();
-  plan.version = plan.tags.local_label.empty() ? public_version : public_version + "+" + plan.tags.local_label;
-
-  // The package is the directory named after the distribution (kernels'
-  // rule); failing that, the only directory that is a Python package.
-  const std::string expected = wheel_name_component(o.name);
-  std::set<std::string> dirs, packages;
-  for (const auto& f : input.files) {
-    auto slash = f.path.find('/');
-    if (slash == std::string::npos) continue;
-    std::string top = f.path.substr(0, slash);
-    dirs.insert(top);
-    if (f.path == top + "/__init__.py") packages.insert(top);
-  }
-  if (dirs.count(expected)) plan.package = expected;
-  else if (packages.size() == 1) plan.package = *packages.begin();
-  else {
-    std::string found;
-    for (const auto& d : dirs) found += (found.empty() ? "" : ", ") + d + "/";
-    throw fail("no package directory '" + expected + "/'" + (found.empty() ? std::string(" (the variant holds no directory)") : " (found " + found + ")") +
-               "; pass --name to choose the package");
-  }
-
-  for (const auto& f : input.files) {
-    if (!f.path.starts_with(plan.package + "/")) {
-      plan.ignored.push_back(f.path);
-      continue;
-    }
-    plan.contents.members.push_back({f.path, f.source, f.size, f.executable});
+  const std::string version = public_version(input, plan.metadata, o);
+  plan.version = plan.tags.local_label.empty() ? version : version + "+" + plan.tags.local_label;
+  for (const auto& m : layout.members) {
+    plan.contents.members.push_back({m.archive_path, m.file->source, m.file->size, m.file->executable});
+    plan.member_sources[m.archive_path] = m.file->path;
   }
   if (!variant.is_noarch() && variant.os == "linux") {
     ManylinuxReport evidence = platform_evidence(variant, plan, o);
     plan.tags.platforms = split(evidence.compressed_tag, '.');
     plan.platform = evidence;
   }
-  const std::string dist = wheel_name_component(o.name);
+  const std::string dist = wheel_name_component(plan.dist_name);
   plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
   plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
-  CoreMetadata md;
-  md.name = o.name;
-  md.version = plan.version;
-  md.summary = o.name + " kernel for " + (variant.is_noarch() ? "torch (" + variant.noarch + ", pure Python)" : variant.str());
-  md.requires_python = ">=" + o.tags.min_python;
-  if (variant.is_noarch()) md.requires_python = ">=3.9";
-  md.requires_dist = {plan.tags.requires_dist};
-  md.description = describe(o.name, variant);
-  plan.contents.metadata = render_metadata(md);
+  plan.contents.metadata = render_metadata(core_metadata(plan, variant, o, "variant '" + input.name + "'"));
   plan.contents.wheel = render_wheel_file(plan.tags, std::string("kwheel ") + KWHEEL_VERSION);
   return plan;
 }
 
-BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& o) {
+StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& o) {
   check_options(o);
-  BuildReport report;
+  StagedBuild build;
+  BuildReport& report = build.report;
   report.variants.resize(variants.size());
   std::vector<size_t> todo;
   for (size_t i = 0; i < variants.size(); ++i) {
@@ -231,8 +299,11 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
   if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
   sweep_stale_temps(o.out_dir);
 
-  std::vector<StagedWheel> staged(variants.size());
-  std::vector<std::string> fingerprints(variants.size());
+  build.staged.resize(variants.size());
+  build.fingerprints.resize(variants.size());
+  build.todo = todo;
+  auto& staged = build.staged;
+  auto& fingerprints = build.fingerprints;
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
@@ -244,6 +315,9 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
         r.tags = plan.tags;
         r.version = plan.version;
         r.package = plan.package;
+        r.dist_name = plan.dist_name;
+        r.layout = layout_name(plan.layout);
+        r.metadata = plan.metadata;
         r.ignored = plan.ignored;
         r.platform = plan.platform;
         r.wheel = o.out_dir / plan.filename;
@@ -254,6 +328,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
           r.reused = true;
         } else {
           staged[i] = stage_wheel(plan.contents, r.wheel, o.write);
+          if (plan.metadata && plan.metadata->digest) verify_digest(variants[i], plan, staged[i].info);
           r.sha256 = staged[i].info.sha256;
           r.size = staged[i].info.size;
         }
@@ -272,6 +347,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
     for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
     worker();
   }
+  check_consistent(report, todo);
   // Two variants that map to one filename would overwrite each other.
   std::map<fs::path, std::string> owners;
   for (auto i : todo) {
@@ -284,16 +360,25 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
       r.exit_code = static_cast<int>(ErrorKind::input);
     }
   }
-  if (!report.ok()) return report;  // staged temp files are removed here
-  if (o.before_commit) o.before_commit();
-  for (auto i : todo) {
-    auto& r = report.variants[i];
+  return build;
+}
+
+void commit_build(StagedBuild& build) {
+  for (auto i : build.todo) {
+    auto& r = build.report.variants[i];
     if (r.reused) continue;
-    staged[i].commit();
-    record_state(r.wheel, fingerprints[i], r.sha256, r.size);
+    build.staged[i].commit();
+    record_state(r.wheel, build.fingerprints[i], r.sha256, r.size);
   }
-  report.committed = true;
-  return report;
+  build.report.committed = true;
+}
+
+BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& o) {
+  StagedBuild build = stage_build(variants, o);
+  if (!build.report.ok()) return build.report;  // staged temp files are removed here
+  if (o.before_commit) o.before_commit();
+  commit_build(build);
+  return build.report;
 }
 
 nlohmann::json to_json(const VariantResult& r) {
@@ -306,6 +391,9 @@ nlohmann::json to_json(const VariantResult& r) {
     j["size"] = r.size;
     j["version"] = r.version;
     j["package"] = r.package;
+    j["name"] = r.dist_name;
+    j["layout"] = r.layout;
+    if (r.metadata) j["kernel"] = to_json(*r.metadata);
     j["tags"] = r.tags.expanded();
     j["requires_dist"] = r.tags.requires_dist;
     j["reused"] = r.reused;

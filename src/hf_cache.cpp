@@ -4,6 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -139,6 +141,23 @@ std::optional<nlohmann::json> HfCache::load_listing(const std::string& commit) c
   auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
   return j;
+}
+
+void HfCache::save_history_length(const std::string& commit, uint64_t length) const {
+  check_name("commit", commit);
+  const fs::path p = repo_dir_ / ".kwheel" / "history" / commit;
+  ensure_dir(p.parent_path());
+  write_file_atomic(p, std::to_string(length) + "\n");
+}
+
+std::optional<uint64_t> HfCache::load_history_length(const std::string& commit) const {
+  if (!unsafe_path_reason(commit).empty()) return std::nullopt;
+  std::ifstream in(repo_dir_ / ".kwheel" / "history" / commit);
+  std::string text;
+  if (!in || !std::getline(in, text) || text.empty() || text.size() > 12 ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return std::nullopt;  // damaged: ask the Hub again
+  return std::stoull(text);
 }
 
 }  // namespace kwheel

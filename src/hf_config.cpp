@@ -61,7 +61,10 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
   if (!c.endpoint.starts_with("http://") && !c.endpoint.starts_with("https://"))
     throw Error(ErrorKind::usage, "endpoint '" + c.endpoint + "' must start with http:// or https://");
 
-  if (flags.repo_type) c.repo_type = *flags.repo_type;
+  if (flags.repo_type) {
+    c.repo_type = *flags.repo_type;
+    c.repo_type_forced = true;
+  }
   if (c.repo_type != "model" && c.repo_type != "kernel")
     throw Error(ErrorKind::usage, "--repo-type '" + c.repo_type + "': use model or kernel");
 

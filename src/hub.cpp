@@ -78,12 +78,14 @@ std::string HubClient::api_base() const {
   if (code == "RepoNotFound" || (r.status == 401 && code.empty())) {
     std::string hint = config_.token.empty() ? "check the name, or pass --token / set HF_TOKEN if it is private"
                                              : "check the name, and that the token (from " + config_.token_source + ") can read it";
-    throw Error(ErrorKind::not_found, repo + " was not found or is not accessible: " + hint);
+    throw Error(ErrorKind::not_found, repo + " was not found or is not accessible" + (config_.repo_type_forced ? "" : " as a kernel repo or a model repo") + ": " + hint,
+                Reason::repo_not_found);
   }
   if (r.status == 401 || r.status == 403)
     throw Error(ErrorKind::auth, what + ": access denied (HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message) + "); pass a token with read access (--token or HF_TOKEN)");
-  if (code == "RevisionNotFound") throw Error(ErrorKind::not_found, what + ": revision not found in " + repo);
-  if (code == "EntryNotFound" || r.status == 404) throw Error(ErrorKind::not_found, what + ": not found (HTTP 404" + (message.empty() ? "" : ": " + message) + ")");
+  if (code == "RevisionNotFound") throw Error(ErrorKind::not_found, what + ": revision not found in " + repo, Reason::revision_not_found);
+  if (code == "EntryNotFound" || r.status == 404)
+    throw Error(ErrorKind::not_found, what + ": not found (HTTP 404" + (message.empty() ? "" : ": " + message) + ")", Reason::entry_not_found);
   throw Error(ErrorKind::network, what + ": HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message) + " from " + r.url);
 }
 
@@ -102,7 +104,58 @@ json HubClient::get_json(const std::string& url, const std::string& what) {
 }
 
 std::vector<RefInfo> HubClient::list_refs() {
-  return parse_refs(get_json(api_base() + "/refs", "listing refs of " + repo_id_), config_.endpoint + " for " + repo_id_);
+  auto refs = [&] { return parse_refs(get_json(api_base() + "/refs", "listing refs of " + repo_id_), config_.endpoint + " for " + repo_id_); };
+  if (config_.repo_type_forced || config_.repo_type != "kernel") return refs();
+  try {
+    return refs();
+  } catch (const Error& e) {
+    if (e.reason() != Reason::repo_not_found) throw;
+  }
+  // Repos made before kernel-type repos existed are model repos; they are
+  // being taken down, but a team may still hold one (or a mirror of one).
+  use_repo_type("model");
+  return refs();
+}
+
+void HubClient::use_repo_type(const std::string& type) {
+  if (type == config_.repo_type) return;
+  config_.repo_type = type;
+  cache_ = HfCache(config_.cache_dir, type, repo_id_);
+  fell_back_ = true;
+}
+
+std::string HubClient::repo_type_note() const {
+  if (!fell_back_) return "";
+  return repo_id_ + " is a model repo, not a kernel repo: kernels >= 0.14 loads only kernel repos, so republish it as one (built as a model repo)";
+}
+
+uint64_t HubClient::history_length(const std::string& commit) {
+  if (auto n = cache_.load_history_length(commit)) return *n;
+  if (config_.offline)
+    throw Error(ErrorKind::not_found, "the history of commit " + commit.substr(0, 12) + " of '" + repo_id_ +
+                                          "' is not in the cache, and the wheel version needs it; run once without --offline");
+  std::string url = api_base() + "/commits/" + encode_component(commit);
+  const std::string origin = url_origin(config_.endpoint);
+  const std::string what = "listing the history of '" + repo_id_ + "' at " + commit.substr(0, 12);
+  uint64_t count = 0;
+  std::set<std::string> seen_urls;
+  for (int page = 0;; ++page) {
+    if (page >= 100000 || !seen_urls.insert(url).second)
+      throw Error(ErrorKind::network, what + ": the listing's pagination loops; the server is misconfigured");
+    HttpResponse r = http_.get(url);
+    if (r.status != 200) throw_for(r, what);
+    json j = json::parse(r.body, nullptr, false);
+    if (j.is_discarded() || !j.is_array()) throw Error(ErrorKind::network, what + ": the answer is not a JSON array; is --endpoint a Hugging Face Hub?");
+    if (page == 0 && (j.empty() || !j[0].is_object() || j[0].value("id", "") != commit))
+      throw Error(ErrorKind::network, what + ": the history does not start at that commit; is --endpoint a Hugging Face Hub?");
+    count += j.size();
+    auto next = link_next(r.header("link"));
+    if (!next) break;
+    url = resolve_url(url, *next);
+    if (url_origin(url) != origin) throw Error(ErrorKind::network, what + ": pagination points to another host (" + url + "); refusing it");
+  }
+  cache_.save_history_length(commit, count);
+  return count;
 }
 
 namespace {
@@ -137,9 +190,10 @@ Resolution pick_version(const std::string& repo_id, const std::string& spec,
       if (name == "v" + spec) {
         res.ref = name;
         res.commit = commit;
+        res.kernel_version = std::stoull(spec);
         return res;
       }
-    throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch v" + spec + " (" + available + ")");
+    throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch v" + spec + " (" + available + ")", Reason::revision_not_found);
   }
   // A bare version means exactly that version.
   const bool bare = Version::try_parse(spec).has_value();
@@ -153,9 +207,32 @@ Resolution pick_version(const std::string& repo_id, const std::string& spec,
       res.commit = commit;
     }
   }
-  if (!best) throw Error(ErrorKind::not_found, "no version of '" + repo_id + "' matches '" + spec + "' (" + available + ")");
+  if (!best) throw Error(ErrorKind::not_found, "no version of '" + repo_id + "' matches '" + spec + "' (" + available + ")", Reason::revision_not_found);
   res.version = best->str();
   return res;
+}
+
+// Neither --version nor --revision: the newest kernel version, as a user
+// of get_kernel(version=N) would pick it.
+Resolution pick_latest(const std::string& repo_id, const std::vector<std::pair<std::string, std::string>>& branches,
+                       const std::vector<std::pair<std::string, std::string>>& tags) {
+  std::optional<uint64_t> best;
+  for (const auto& [name, _] : branches)
+    if (name.size() > 1 && name[0] == 'v' && all_digits(name.substr(1)))
+      best = std::max(best.value_or(0), static_cast<uint64_t>(std::stoull(name.substr(1))));
+  if (best) {
+    Resolution res = pick_version(repo_id, std::to_string(*best), branches, tags);
+    res.requested = "v" + std::to_string(*best) + " (the highest version)";
+    res.latest = true;
+    return res;
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, _] : branches) names.push_back(name);
+  std::vector<std::string> tag_names;
+  for (const auto& [name, _] : tags) tag_names.push_back(name);
+  throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch vN (branches: " + join(names) + "; tags: " + join(tag_names) +
+                                        "); pass --revision REF, or --version X.Y.Z for a tagged release",
+              Reason::revision_not_found);
 }
 
 }  // namespace
@@ -165,18 +242,17 @@ Resolution HubClient::resolve(const std::optional<std::string>& revision, const 
   if (config_.offline) return resolve_offline(revision, version_spec);
   auto refs = list_refs();
   Resolution res;
-  if (version_spec) {
+  if (version_spec || !revision) {
     std::vector<std::pair<std::string, std::string>> branches, tags;
     for (const auto& r : refs) (r.kind == "branch" ? branches : tags).emplace_back(r.name, r.commit);
-    res = pick_version(repo_id_, *version_spec, branches, tags);
-    // The ref's target must still be a commit the Hub knows.
+    res = version_spec ? pick_version(repo_id_, *version_spec, branches, tags) : pick_latest(repo_id_, branches, tags);
   } else {
-    res.requested = revision.value_or("main");
+    res.requested = *revision;
     json info;
     try {
       info = get_json(api_base() + "/revision/" + encode_component(res.requested), "revision '" + res.requested + "' of " + repo_id_);
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::not_found || std::string(e.what()).find("was not found or is not accessible") != std::string::npos) throw;
+      if (e.reason() != Reason::revision_not_found && e.reason() != Reason::entry_not_found) throw;
       std::vector<std::string> names;
       for (const auto& r : refs) names.push_back(r.name);
       throw Error(ErrorKind::not_found, "revision '" + res.requested + "' not found in '" + repo_id_ + "' (branches and tags: " + join(names) + ")");
@@ -186,6 +262,7 @@ Resolution HubClient::resolve(const std::optional<std::string>& revision, const 
       throw Error(ErrorKind::network, "revision info for '" + res.requested + "' of " + repo_id_ + " has no commit sha; is --endpoint a Hugging Face Hub?");
     res.commit = *sha;
     if (res.requested != res.commit) res.ref = res.requested;
+    if (res.ref.size() > 1 && res.ref[0] == 'v' && all_digits(res.ref.substr(1))) res.kernel_version = std::stoull(res.ref.substr(1));
   }
   if (!res.version) res.version = version_at(refs, res.commit);
   // huggingface_hub records refs it resolved; so do we, for --offline.
@@ -196,25 +273,32 @@ Resolution HubClient::resolve(const std::optional<std::string>& revision, const 
 }
 
 Resolution HubClient::resolve_offline(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec) {
+  std::error_code ec;
+  if (!config_.repo_type_forced && config_.repo_type == "kernel" && !fs::is_directory(cache_.repo_dir(), ec) &&
+      fs::is_directory(HfCache(config_.cache_dir, "model", repo_id_).repo_dir(), ec))
+    use_repo_type("model");
   const std::string where = "the cache (" + cache_.repo_dir().string() + ")";
   std::vector<std::pair<std::string, std::string>> branches, tags;
   for (auto& [name, commit] : cache_.refs()) {
-    if (tag_version(name)) tags.emplace_back(name, commit);
+    // The cache does not say branch or tag: vN is a version branch.
+    const bool version_branch = name.size() > 1 && name[0] == 'v' && all_digits(name.substr(1));
+    if (tag_version(name) && !version_branch) tags.emplace_back(name, commit);
     else branches.emplace_back(name, commit);
   }
   Resolution res;
-  if (version_spec) {
+  if (version_spec || !revision) {
     try {
-      res = pick_version(repo_id_, *version_spec, branches, tags);
+      res = version_spec ? pick_version(repo_id_, *version_spec, branches, tags) : pick_latest(repo_id_, branches, tags);
     } catch (const Error& e) {
-      throw Error(ErrorKind::not_found, std::string(e.what()) + " in " + where + "; run once without --offline");
+      throw Error(ErrorKind::not_found, std::string(e.what()) + " in " + where + "; run once without --offline", e.reason());
     }
   } else {
-    res.requested = revision.value_or("main");
+    res.requested = *revision;
     if (is_git_sha1(res.requested)) res.commit = res.requested;
     else if (auto c = cache_.read_ref(res.requested)) {
       res.commit = *c;
       res.ref = res.requested;
+      if (res.ref.size() > 1 && res.ref[0] == 'v' && all_digits(res.ref.substr(1))) res.kernel_version = std::stoull(res.ref.substr(1));
     } else {
       throw Error(ErrorKind::not_found, "revision '" + res.requested + "' of '" + repo_id_ + "' is not in " + where + "; run once without --offline (or unset HF_HUB_OFFLINE)");
     }

@@ -64,4 +64,13 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += separator;
+    out += i;
+  }
+  return out;
+}
+
 }  // namespace kwheel

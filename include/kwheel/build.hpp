@@ -6,19 +6,39 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "kwheel/kernel_layout.hpp"
+#include "kwheel/kernel_metadata.hpp"
 #include "kwheel/repo_layout.hpp"
 #include "kwheel/tags.hpp"
 #include "kwheel/wheel_writer.hpp"
 
 namespace kwheel {
 
+// Where the variants came from, for the wheel's metadata: the Hub commit
+// is recorded so a wheel can be traced (and pinned) to it.
+struct SourceRecord {
+  std::string repo_id;              // "kernels-community/img2gray"; empty for a directory
+  std::string commit;               // full sha
+  std::string url;                  // browsable tree URL at that commit
+};
+
 struct BuildOptions {
-  std::string name;                 // distribution name (user spelling)
-  std::string version;              // public PEP 440 version, no local label
+  // Distribution name (user spelling). Empty: the kernel's own name, from
+  // metadata.json, else the package directory (docs/wheel-naming.md).
+  std::string name;
+  std::string fallback_name;        // names a variant nothing else names: the repo's name
+  // The wheels' public PEP 440 version, no local label. Empty: integer-
+  // versioned kernels get <kernel version>.<build_number>, the kernel
+  // version from metadata.json, else from the vN branch (branch_version).
+  std::string version;
+  std::optional<uint64_t> build_number;     // commits in the history of the commit built
+  std::optional<uint64_t> branch_version;   // N of the vN branch the commit was reached by
+  SourceRecord source;
   TagOptions tags;
   WriteOptions write;
   std::filesystem::path out_dir = "dist";
@@ -44,12 +64,15 @@ struct VariantResult {
   std::string error;                // one line, when failed
   int exit_code = 0;                // the failure's ErrorKind, for the CLI
   std::string package;              // top-level package directory used
+  std::string dist_name;            // the distribution name the wheel carries
+  std::string layout;               // "nested", "flat+compat", "flat"
+  std::optional<KernelMetadata> metadata;
   std::filesystem::path wheel;
   std::string sha256;
   uint64_t size = 0;
   WheelTags tags;
   std::string version;              // full version, local label included
-  std::vector<std::string> ignored; // variant files not under the package
+  std::vector<std::string> ignored; // variant files not packaged (compat shim, stray files)
   nlohmann::json platform;          // the manylinux evidence and decision (linux variants)
   bool reused = false;              // an up-to-date wheel in out_dir was kept
 };
@@ -66,14 +89,31 @@ struct BuildReport {
 // Throws Error(usage) for bad options (version, name, globs).
 BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& options);
 
+// The two halves of build_wheels, for callers that commit several builds
+// at once (`build --lock`: every kernel's wheels, or none). The staged
+// wheels are temp files beside out_dir, removed unless committed.
+struct StagedBuild {
+  BuildReport report;
+  std::vector<StagedWheel> staged;        // per variant
+  std::vector<std::string> fingerprints;  // per variant
+  std::vector<size_t> todo;               // the selected variants
+};
+StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& options);
+// Renames every staged wheel into out_dir; call only when report.ok().
+void commit_build(StagedBuild& build);
+
 // The wheel's contents for one variant (exposed for tests and `inspect`).
 struct PlannedWheel {
   std::string filename;
   WheelContents contents;
   WheelTags tags;
   std::string version;
+  std::string dist_name;
   std::string package;
+  VariantLayoutKind layout = VariantLayoutKind::nested;
+  std::optional<KernelMetadata> metadata;
   std::vector<std::string> ignored;
+  std::map<std::string, std::string> member_sources;  // archive path -> variant-relative path
   nlohmann::json platform;          // why the platform tag is what it is
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);

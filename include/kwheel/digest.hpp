@@ -13,7 +13,7 @@ struct evp_md_ctx_st;
 
 namespace kwheel {
 
-enum class DigestAlgorithm { sha256, sha1 };
+enum class DigestAlgorithm { sha256, sha1, sha512 };
 
 class Hasher {
  public:
@@ -39,7 +39,12 @@ std::string to_hex(std::span<const unsigned char> digest);
 // RFC 4648 section 5 alphabet, no '=' padding: what RECORD wants.
 std::string urlsafe_b64_nopad(std::span<const unsigned char> digest);
 
-// sha256 of a whole file, read in bounded chunks. Throws Error(io).
+// RFC 4648 section 4 (standard alphabet, '=' padded): what kernels'
+// metadata.json digests hold.
+std::string standard_b64(std::span<const unsigned char> digest);
+
+// The digest of a whole file, read in bounded chunks. Throws Error(io).
+std::vector<unsigned char> file_digest(const std::filesystem::path& path, DigestAlgorithm algorithm);
 std::string sha256_file_hex(const std::filesystem::path& path);
 std::string sha256_hex(std::string_view data);
 

@@ -20,18 +20,30 @@ enum class ErrorKind {
   policy = 9,     // ELF evidence contradicts the requested platform tag
 };
 
+// What exactly went wrong, for callers that decide on it (fall back to
+// another repo type, list what exists, ...). The message is for people;
+// code never parses it.
+enum class Reason {
+  unspecified,
+  repo_not_found,      // the Hub says RepoNotFound (or 401 without a code)
+  revision_not_found,  // a branch, tag, commit or version that is not there
+  entry_not_found,     // a path that is not in the repo at that commit
+};
+
 class Error : public std::runtime_error {
  public:
   // Messages quote names from repos, wheels and servers; printable() keeps
   // what() one line of valid UTF-8 whatever those hold (a NUL would even
   // cut the C string what() returns).
-  Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(printable(message)), kind_(kind) {}
+  Error(ErrorKind kind, const std::string& message, Reason reason = Reason::unspecified)
+      : std::runtime_error(printable(message)), kind_(kind), reason_(reason) {}
   ErrorKind kind() const noexcept { return kind_; }
+  Reason reason() const noexcept { return reason_; }
   int exit_code() const noexcept { return static_cast<int>(kind_); }
 
  private:
   ErrorKind kind_;
+  Reason reason_;
 };
 
 }  // namespace kwheel

@@ -46,6 +46,10 @@ class HfCache {
   // (not inside) the snapshot so other tools see a standard cache.
   void save_listing(const std::string& commit, const nlohmann::json& listing) const;
   std::optional<nlohmann::json> load_listing(const std::string& commit) const;
+  // kwheel's record of how many commits the Hub lists in a commit's history
+  // (a commit's history never changes, so this never goes stale).
+  void save_history_length(const std::string& commit, uint64_t length) const;
+  std::optional<uint64_t> load_history_length(const std::string& commit) const;
 
  private:
   std::filesystem::path root_;

@@ -18,7 +18,10 @@ struct HubConfig {
   std::string token_source;            // "--token", "HF_TOKEN", or the token file's path; never the token
   std::filesystem::path cache_dir;     // HF_HUB_CACHE
   bool offline = false;
-  std::string repo_type = "model";     // "model" or "kernel"
+  // Kernels are kernel-type repos (kernels >= 0.14 loads no other); a repo
+  // found only as a model repo is still built, unless --repo-type forces one.
+  std::string repo_type = "kernel";    // "kernel" or "model"
+  bool repo_type_forced = false;
   std::chrono::seconds stall_timeout{60};  // --stall-timeout / KWHEEL_STALL_TIMEOUT: abort a transfer idle this long
   std::string ca_bundle;               // --ca-bundle, KWHEEL_CA_BUNDLE, REQUESTS_CA_BUNDLE; empty = system CAs
 };

@@ -34,7 +34,9 @@ struct Resolution {
   std::string requested;           // what the user asked for ("main", ">=0.1,<0.2")
   std::string ref;                 // the ref it resolved through, if any
   std::string commit;              // full sha; every later request uses it
-  std::optional<std::string> version;  // X.Y.Z from a vX.Y.Z tag at that commit
+  std::optional<std::string> version;  // X.Y.Z from a vX.Y.Z tag at that commit (old repos)
+  std::optional<uint64_t> kernel_version;  // N, when it resolved through branch vN
+  bool latest = false;             // neither --version nor --revision: the highest vN was taken
 };
 
 struct FetchProgress {
@@ -50,11 +52,20 @@ class HubClient {
  public:
   HubClient(HubConfig config, std::string repo_id, unsigned jobs = 8);
 
+  // Lists refs; a kernel repo that is not there is looked up as a model
+  // repo unless the type was forced, and the client keeps the type found.
   std::vector<RefInfo> list_refs();
-  // --revision (branch, tag, full or short sha) or --version SPEC
-  // (an integer N: branch vN, as kernels >= 0.11; otherwise PEP 440
-  // specifiers over vX.Y.Z tags, highest match, as kernels 0.10).
+  // --revision (branch, tag, full or short sha) or --version SPEC (an
+  // integer N: branch vN, as kernels >= 0.14; otherwise PEP 440 specifiers
+  // over vX.Y.Z tags, highest match, as kernels 0.10). Neither: the highest
+  // vN branch; a repo without one is an Error(not_found) listing its refs.
   Resolution resolve(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec);
+  // How many commits the Hub lists in the history of `commit` (itself
+  // included): the build number of integer-versioned wheels. Cached, so
+  // --offline builds of a commit built once online know it too.
+  uint64_t history_length(const std::string& commit);
+  // Non-empty when the repo was found only as a model repo.
+  std::string repo_type_note() const;
   std::vector<TreeEntry> list_tree(const std::string& commit, const std::string& path = "build");
   // Ensures every listed file is in the cache (downloading what is missing,
   // verified) and returns them as repo files backed by the cache's blobs.
@@ -72,10 +83,12 @@ class HubClient {
   [[noreturn]] void throw_for(const HttpResponse& r, const std::string& what);
   Resolution resolve_offline(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec);
   std::string api_base() const;      // endpoint/api/{models|kernels}/org/name
+  void use_repo_type(const std::string& type);
 
   HubConfig config_;
   std::string repo_id_;
   unsigned jobs_;
+  bool fell_back_ = false;
   HfCache cache_;
   HttpClient http_;
 };

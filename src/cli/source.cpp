@@ -14,7 +14,8 @@ void add_hub_flags(CLI::App* sub, SourceArgs& a) {
   sub->add_option("--token", a.hub.token, "Hub token (default: $HF_TOKEN, then the token file under $HF_HOME)");
   sub->add_flag("--offline", a.hub.offline, "Use the HF cache only (also HF_HUB_OFFLINE=1)");
   sub->add_option("--cache-dir", a.hub.cache_dir, "HF cache (default: $HF_HUB_CACHE or ~/.cache/huggingface/hub)");
-  sub->add_option("--repo-type", a.hub.repo_type, "Hub repo type: model (default) or kernel");
+  sub->add_option("--repo-type", a.hub.repo_type,
+                  "Hub repo type: kernel (default; a repo found only as a model repo is used as one) or model; forces the type");
   sub->add_option("--stall-timeout", a.hub.stall_timeout,
                   "Seconds without a byte before a transfer is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
   sub->add_option("--ca-bundle", a.hub.ca_bundle,
@@ -32,6 +33,9 @@ nlohmann::json ResolvedSource::describe() const {
                    {"offline", client->config().offline}};
   if (!resolution->ref.empty()) j["ref"] = resolution->ref;
   if (resolution->version) j["version"] = *resolution->version;
+  if (resolution->kernel_version) j["kernel_version"] = *resolution->kernel_version;
+  j["latest"] = resolution->latest;
+  j["repo_type_fallback"] = !client->repo_type_note().empty();
   j["token"] = client->config().token.empty() ? "none" : "from " + client->config().token_source;
   return j;
 }
@@ -57,6 +61,7 @@ ResolvedSource resolve_source(const SourceArgs& a, const Output& out) {
   HubConfig config = resolve_hub_config(a.hub, [&](const std::string& w) { out.warn(w); });
   src.client = std::make_unique<HubClient>(config, a.source, a.jobs);
   src.resolution = src.client->resolve(a.revision, a.version_spec);
+  if (auto note = src.client->repo_type_note(); !note.empty()) out.warn(note);
   out.info("resolved " + a.source + " " + src.resolution->requested + " -> commit " + src.resolution->commit +
            (src.resolution->version ? " (version " + *src.resolution->version + ")" : ""));
   if (!config.offline) src.tree = src.client->list_tree(src.resolution->commit);

@@ -24,11 +24,11 @@ list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.c
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})
 list(REMOVE_ITEM KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_FUZZ_SOURCES})
-set_source_files_properties(${KWHEEL_FUZZ_PLAIN_SOURCES} ${KWHEEL_EMBEDDED_PY} PROPERTIES
+set_source_files_properties(${KWHEEL_FUZZ_PLAIN_SOURCES} ${KWHEEL_EMBEDDED_PY} ${KWHEEL_EMBEDDED_DATA} PROPERTIES
   COMPILE_OPTIONS "-O0;-fno-sanitize=all" SKIP_PRECOMPILE_HEADERS ON)
 
 set(KWHEEL_FUZZ_FLAGS -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
-add_library(kwheel_fuzz_core STATIC ${KWHEEL_LIB_SOURCES} ${KWHEEL_EMBEDDED_PY})
+add_library(kwheel_fuzz_core STATIC ${KWHEEL_LIB_SOURCES} ${KWHEEL_EMBEDDED_PY} ${KWHEEL_EMBEDDED_DATA})
 target_include_directories(kwheel_fuzz_core PUBLIC ${CMAKE_SOURCE_DIR}/include)
 target_compile_options(kwheel_fuzz_core PUBLIC ${KWHEEL_FUZZ_FLAGS})
 target_compile_definitions(kwheel_fuzz_core PUBLIC KWHEEL_VERSION="${PROJECT_VERSION}" KWHEEL_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

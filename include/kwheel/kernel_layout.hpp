@@ -1,0 +1,44 @@
+#pragma once
+// Which files of a build variant make the wheel's one import package. Three
+// layouts exist on the Hub (docs/wheel-naming.md):
+//   nested  build/<v>/<pkg>/{__init__.py,...}              (until Nov 2025)
+//   compat  build/<v>/{__init__.py,...} + <pkg>/__init__.py (Nov 2025 - Jul 2026)
+//   flat    build/<v>/{__init__.py,_ops.py,*.so,metadata.json}
+// The compat directory is kernel-builder's shim for loaders that expected
+// the nested layout; it only re-exports the flat package, so it is left out.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/kernel_metadata.hpp"
+#include "kwheel/repo_layout.hpp"
+
+namespace kwheel {
+
+enum class VariantLayoutKind { nested, compat, flat };
+const char* layout_name(VariantLayoutKind kind);
+
+struct PackagedFile {
+  std::string archive_path;   // "img2gray/_ops.py"
+  const RepoFile* file;       // points into the VariantInput
+};
+
+struct VariantLayout {
+  VariantLayoutKind kind = VariantLayoutKind::nested;
+  std::string package;                  // the import package, e.g. "img2gray"
+  std::vector<PackagedFile> members;    // metadata.json included, as <package>/metadata.json
+  std::vector<std::string> left_out;    // variant-relative paths not packaged
+  const RepoFile* metadata = nullptr;   // the variant's metadata.json, if any
+};
+
+// The variant's metadata.json at its top, if it has one.
+const RepoFile* find_metadata(const VariantInput& variant);
+
+// Decides the layout and the package. `metadata` is the parsed
+// metadata.json (nullptr when there is none); `fallback` names the package
+// when nothing in the variant does (--name, or the repo's name). Throws
+// Error(input) naming the variant when the files and metadata disagree or
+// a flat variant cannot be named.
+VariantLayout lay_out_variant(const VariantInput& variant, const KernelMetadata* metadata, const std::string& fallback);
+
+}  // namespace kwheel
