@@ -251,7 +251,7 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   PlannedWheel plan;
   plan.metadata = variant_metadata(input);
   if (plan.metadata && plan.metadata->digest) check_digest_files(*plan.metadata->digest, input);
-  const VariantLayout layout = lay_out_variant(input, plan.metadata ? &*plan.metadata : nullptr, o.name.empty() ? o.fallback_name : o.name);
+  const VariantLayout layout = lay_out_variant(input, plan.metadata ? &*plan.metadata : nullptr, o.name, o.fallback_name);
   plan.layout = layout.kind;
   plan.package = layout.package;
   plan.ignored = layout.left_out;

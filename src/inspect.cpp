@@ -28,6 +28,10 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   if (path.extension() == ".whl") {
     out.kind = "wheel";
     WheelArchive wheel(path);
+    out.revision = recorded_revision(wheel.metadata());
+    for (const auto& m : wheel.members())
+      if (m.ends_with("/metadata.json") && m.find('/') == m.rfind('/') && !m.starts_with(wheel.dist_info() + "/"))
+        out.kernel = parse_kernel_metadata(wheel.read(m, kMaxKernelMetadataBytes + 1), "wheel '" + path.filename().string() + "' member '" + m + "'");
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
     TempDir scratch("inspect");

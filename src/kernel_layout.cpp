@@ -54,11 +54,11 @@ bool is_compat_dir(const VariantInput& v, const std::string& dir) {
   return init;
 }
 
-VariantLayout flat(const VariantInput& v, const KernelMetadata* md, const std::string& fallback) {
+VariantLayout flat(const VariantInput& v, const KernelMetadata* md, const std::string& name) {
   VariantLayout out;
   out.kind = VariantLayoutKind::flat;
   if (md && md->python_name()) out.package = *md->python_name();
-  else if (!fallback.empty()) out.package = wheel_name_component(fallback);
+  else if (!name.empty()) out.package = wheel_name_component(name);
   else
     throw Error(ErrorKind::input, "variant '" + v.name + "' is flat (its __init__.py is at the top) but has no metadata.json naming the kernel; "
                                   "add kernel-builder's metadata.json or pass --name");
@@ -129,10 +129,10 @@ const RepoFile* find_metadata(const VariantInput& variant) {
   return nullptr;
 }
 
-VariantLayout lay_out_variant(const VariantInput& v, const KernelMetadata* md, const std::string& fallback) {
+VariantLayout lay_out_variant(const VariantInput& v, const KernelMetadata* md, const std::string& name, const std::string& fallback) {
   const bool is_flat = std::any_of(v.files.begin(), v.files.end(), [](const RepoFile& f) { return f.path == "__init__.py"; });
   if (md && is_flat) check_id(v, *md);
-  VariantLayout out = is_flat ? flat(v, md, fallback) : nested(v, md, fallback);
+  VariantLayout out = is_flat ? flat(v, md, name) : nested(v, md, name.empty() ? fallback : name);
   out.metadata = find_metadata(v);
   return out;
 }

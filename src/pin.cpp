@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "kwheel/digest.hpp"
+#include "kwheel/core_metadata.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/wheel_reader.hpp"
 #include "kwheel/http.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/wheel_filename.hpp"
@@ -127,12 +129,45 @@ InterpreterInfo described_target(const std::string& torch, const std::optional<s
   return t;
 }
 
+namespace {
+
+// The METADATA of a candidate file: from the wheel itself where it is a
+// local file, else from its PEP 658 .metadata companion.
+std::optional<std::string> candidate_metadata(const IndexFile& f, HttpClient* http) {
+  std::string url = f.url;
+  if (url.starts_with("file://") || url.find("://") == std::string::npos) {
+    const fs::path p = url.starts_with("file://") ? file_url_path(url) : fs::path(url);
+    return WheelArchive(p).metadata_text();
+  }
+  if (!f.metadata_sha256 || !http) return std::nullopt;
+  HttpResponse r = http->get(url + ".metadata", false, 1 << 20);
+  if (r.status != 200) return std::nullopt;
+  return r.body;
+}
+
+// `pin --lock`: why a candidate is not the locked build, or nullopt.
+std::optional<std::string> commit_problem(const IndexFile& f, const PinRequest& req, HttpClient* http) {
+  auto text = candidate_metadata(f, http);
+  if (!text) return "the index serves no PEP 658 metadata for it, so its Hub commit is unknown; pin --lock from a directory or a kwheel index";
+  auto rev = recorded_revision(parse_metadata_fields(*text));
+  if (!rev) return "its METADATA records no Hub revision (not built by kwheel from the Hub)";
+  if (rev->first != *req.repo_id || rev->second != *req.commit)
+    return "built from " + rev->first + " at " + rev->second.substr(0, 12) + ", not the locked " + req.commit->substr(0, 12);
+  return std::nullopt;
+}
+
+}  // namespace
+
 PinResult pin(const PinRequest& req) {
   PinResult result;
   const bool is_url = req.source.find("://") != std::string::npos;
   std::vector<IndexFile> files;
   std::string where = req.source;
   std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
+  HttpOptions ho;
+  ho.user_agent = "kwheel/" KWHEEL_VERSION;
+  ho.max_attempts = 3;
+  HttpClient http(ho);
 
   if (!is_url) {
     std::error_code ec;
@@ -148,6 +183,11 @@ PinResult pin(const PinRequest& req) {
       } catch (const Error&) {
         continue;
       }
+      // pin --lock over a directory: the locked build's wheels, by what
+      // they record, whatever the kernel named its distribution.
+      IndexFile local;
+      local.url = fs::absolute(e.path()).string();
+      if (req.commit && !req.name && commit_problem(local, req, nullptr)) continue;
       projects.insert(normalize_name(w.name));
       if (wanted && normalize_name(w.name) != *wanted) continue;
       IndexFile f;
@@ -158,6 +198,9 @@ PinResult pin(const PinRequest& req) {
       files.push_back(std::move(f));
     }
     std::sort(files.begin(), files.end(), [](const IndexFile& x, const IndexFile& y) { return x.filename < y.filename; });
+    if (projects.empty() && req.commit)
+      throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no wheel built from " + *req.repo_id + " at " + req.commit->substr(0, 12) +
+                                            "; build them with `kwheel build --lock`");
     if (projects.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
     if (!wanted) {
       if (projects.size() > 1) {
@@ -174,10 +217,6 @@ PinResult pin(const PinRequest& req) {
       throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
     std::string root = req.source;
     if (!root.ends_with("/")) root += "/";
-    HttpOptions ho;
-    ho.user_agent = "kwheel/" KWHEEL_VERSION;
-    ho.max_attempts = 3;
-    HttpClient http(ho);
     if (!wanted) {
       Page p = fetch_page(root, &http, "index page");
       auto names = parse_root_page(p.body, p.json, root);
@@ -223,6 +262,7 @@ PinResult pin(const PinRequest& req) {
     else if (f.yanked) c.problem = "yanked on the index";
     else if (f.sha256.size() != 64) c.problem = "the index gives no sha256 for it, so it cannot be pinned by hash";
     else c.problem = filename_incompatibility(w, req.target, req.device);
+    if (!c.problem && req.commit) c.problem = commit_problem(f, req, &http);
     if (!c.problem) fits.push_back({result.candidates.size(), Version::parse(v->public_str()), *v, specificity(c.label, req.target)});
     result.candidates.push_back(std::move(c));
   }

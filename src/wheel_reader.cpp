@@ -1,5 +1,7 @@
 #include "kwheel/wheel_reader.hpp"
 
+#include "kwheel/core_metadata.hpp"
+
 #include <zip.h>
 
 #include <fstream>
@@ -200,6 +202,26 @@ std::vector<std::string> WheelArchive::verify_record() const {
   for (const auto& [p, _] : by_path)
     if (p != record_path && zip_name_locate(zip_.get(), p.c_str(), 0) < 0) problems.push_back("RECORD lists '" + p + "', which the wheel lacks");
   return problems;
+}
+
+std::optional<std::pair<std::string, std::string>> recorded_revision(const MetadataFields& fields) {
+  auto [lo, hi] = fields.equal_range("Project-URL");
+  for (auto it = lo; it != hi; ++it) {
+    const std::string& v = it->second;
+    const auto comma = v.find(',');
+    if (comma == std::string::npos || v.substr(0, comma) != kHubRevisionLabel) continue;
+    std::string url = v.substr(comma + 1);
+    url.erase(0, url.find_first_not_of(' '));
+    auto commit = commit_of_revision_url(url);
+    if (!commit) continue;
+    // ".../kernels/<org>/<name>/tree/<sha>" or ".../<org>/<name>/tree/<sha>"
+    const std::string head = url.substr(0, url.rfind("/tree/"));
+    const auto name_at = head.rfind('/');
+    const auto org_at = name_at == std::string::npos ? std::string::npos : head.rfind('/', name_at - 1);
+    if (org_at == std::string::npos) continue;
+    return std::make_pair(head.substr(org_at + 1), *commit);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kwheel

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "kwheel/kernel_metadata.hpp"
 #include "kwheel/manylinux.hpp"
 
 namespace kwheel {
@@ -21,6 +22,10 @@ struct Inspection {
   std::string current_tags;         // the wheel's platform tags, "" for a .so
   bool tagged_abi3 = false;
   ManylinuxReport report;
+  // Wheels kwheel built from a kernel repo: the metadata.json they carry
+  // (backend, archs, kernel version) and the Hub commit they record.
+  std::optional<KernelMetadata> kernel;
+  std::optional<std::pair<std::string, std::string>> revision;  // repo id, commit
 };
 
 // Throws Error(input) for a file that is neither a wheel nor an ELF object,

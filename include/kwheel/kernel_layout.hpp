@@ -35,10 +35,12 @@ struct VariantLayout {
 const RepoFile* find_metadata(const VariantInput& variant);
 
 // Decides the layout and the package. `metadata` is the parsed
-// metadata.json (nullptr when there is none); `fallback` names the package
-// when nothing in the variant does (--name, or the repo's name). Throws
-// Error(input) naming the variant when the files and metadata disagree or
-// a flat variant cannot be named.
-VariantLayout lay_out_variant(const VariantInput& variant, const KernelMetadata* metadata, const std::string& fallback);
+// metadata.json (nullptr when there is none). `name` is --name: it may name
+// any variant's package. `fallback` (the repo's name) may only pick among a
+// nested variant's directories: a flat variant is named by its metadata,
+// never by where it was found. Throws Error(input) naming the variant when
+// the files and metadata disagree or a flat variant cannot be named.
+VariantLayout lay_out_variant(const VariantInput& variant, const KernelMetadata* metadata, const std::string& name,
+                              const std::string& fallback);
 
 }  // namespace kwheel

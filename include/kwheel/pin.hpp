@@ -24,6 +24,12 @@ struct PinRequest {
   std::string target_described;        // for the comment line
   std::string device = "auto";
   bool extra_index = false;            // --extra-index-url instead of --index-url
+  // `pin --lock`: only wheels whose METADATA records this Hub commit of
+  // this repo (kwheel's "Hub revision" Project-URL) are candidates. Read
+  // from the wheels of a directory or file:// index, or from PEP 658
+  // metadata files over HTTP.
+  std::optional<std::string> repo_id;
+  std::optional<std::string> commit;
 };
 
 struct PinCandidate {

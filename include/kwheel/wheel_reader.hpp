@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kwheel/wheel_filename.hpp"
@@ -20,6 +22,9 @@ using MetadataFields = std::multimap<std::string, std::string>;
 // Parses RFC 822-style METADATA (continuation lines folded); the body, if
 // any, is returned under the pseudo-field "Description".
 MetadataFields parse_metadata_fields(const std::string& text);
+// The Hub revision (repo id, commit) kwheel recorded in METADATA (its
+// "Hub revision" Project-URL), if any.
+std::optional<std::pair<std::string, std::string>> recorded_revision(const MetadataFields& fields);
 
 class WheelArchive {
  public:

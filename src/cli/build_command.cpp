@@ -262,7 +262,10 @@ int run_build(const BuildArgs& a, const Output& out) {
   else {
     // Variants that awaited a failed download failed with it; the download
     // error is the run's error, as when it happens before packing starts.
-    for (auto& kb : builds) kb->files->finish();
+    for (auto& kb : builds) {
+      kb->files->finish();
+      kb->staged.staged.clear();  // removes the staged temps
+    }
     if (!existed) fs::remove(out_dir, ec);  // only if empty: leave things as they were
   }
   report(builds, a, out, ok);

@@ -2,6 +2,7 @@
 
 #include "cli.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/inspect.hpp"
 
 namespace kwheel::cli {
@@ -34,10 +35,20 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
     const auto& r = in.report;
     if (out.json) {
       nlohmann::json j = r;
-      out.emit_json({{"file", args->path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
-                     {"ok", r.ok()}, {"manylinux", j}});
+      nlohmann::json doc{{"file", args->path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
+                         {"ok", r.ok()}, {"manylinux", j}};
+      doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
+      doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);
+      out.emit_json(doc);
     } else {
       std::cout << args->path << " (" << in.kind << ", " << r.arch << ")\n";
+      if (in.revision) std::cout << "built from: " << in.revision->first << " at commit " << in.revision->second << "\n";
+      if (in.kernel) {
+        std::cout << "kernel: " << in.kernel->name.value_or("?") << (in.kernel->version ? " version " + std::to_string(*in.kernel->version) : "")
+                  << ", backend " << in.kernel->backend.value_or("?");
+        if (!in.kernel->archs.empty()) std::cout << ", archs " << join(in.kernel->archs, ", ");
+        std::cout << "\n";
+      }
       for (const auto& lib : r.libraries) {
         std::cout << "  " << lib.file << "\n";
         for (const auto& [family, v] : lib.max_versions) std::cout << "    needs " << family << "_" << v << "\n";

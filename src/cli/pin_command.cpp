@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "kwheel/atomic_file.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/kernel_lock.hpp"
 #include "kwheel/pin.hpp"
 
 namespace kwheel::cli {
@@ -16,7 +17,35 @@ struct PinArgs {
   bool cpu = false;
   std::string name, version, out;
   bool extra_index = false;
+  std::string lock;
 };
+
+// `pin --lock`: one requirement per locked kernel, each the build of its
+// locked commit that fits the target, under one index line.
+std::string pin_lock(const PinRequest& base, const std::string& lock, nlohmann::json& report) {
+  const bool is_url = base.source.find("://") != std::string::npos;
+  std::string index_line, lines, header;
+  report = nlohmann::json::array();
+  for (const auto& k : read_kernels_lock(lock)) {
+    PinRequest req = base;
+    req.repo_id = k.dependency.repo_id;
+    req.commit = k.commit;
+    if (is_url) req.name = k.dependency.repo_id.substr(k.dependency.repo_id.find('/') + 1);
+    PinResult r;
+    try {
+      r = pin(req);
+    } catch (const Error& e) {
+      throw Error(e.kind(), "lock entry '" + k.dependency.repo_id + "' (commit " + k.commit.substr(0, 12) + "): " + e.what(), e.reason());
+    }
+    header += "# " + k.dependency.repo_id + " @ " + k.commit.substr(0, 12) + ": " + r.label.describe() + "\n";
+    index_line = r.index_line;
+    lines += r.requirement + "\n";
+    report.push_back(to_json(r));
+  }
+  std::string text = "# kwheel pin --lock " + lock + "\n" + header;
+  text += index_line.empty() ? "# from a directory: pip install --find-links DIR --require-hashes -r requirements.txt\n" : index_line + "\n";
+  return text + lines;
+}
 
 }  // namespace
 
@@ -24,6 +53,7 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<PinArgs>();
   auto* sub = app.add_subcommand("pin", "Print requirements.txt lines (version with local label + sha256) for the build that fits an environment");
   sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")->required();
+  sub->add_option("--lock", a->lock, "Pin every kernel of this kernels.lock at its locked commit (wheels built by `kwheel build --lock`)");
   auto* python = sub->add_option("--python", a->python, "Interpreter whose torch decides (default: python3 on PATH)");
   auto* torch = sub->add_option("--torch", a->torch, "Describe the target instead: torch X.Y (with --cuda X.Y or --cpu)");
   auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)");
@@ -50,6 +80,17 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
       req.target = probe_interpreter(a->python);
       if (!req.target.torch)
         throw Error(ErrorKind::usage, "'" + req.target.executable + "' has no torch to pin for; pass --python PATH to one that has, or --torch X.Y with --cuda X.Y or --cpu");
+    }
+    if (!a->lock.empty()) {
+      if (req.name || req.version) throw Error(ErrorKind::usage, "--lock pins each locked kernel at its commit; drop --name and --version");
+      nlohmann::json kernels;
+      const std::string text = pin_lock(req, a->lock, kernels);
+      if (!a->out.empty()) write_file_atomic(a->out, text);
+      exit_code = 0;
+      if (out.json) out.emit_json({{"ok", true}, {"lock", a->lock}, {"requirements", text}, {"kernels", kernels}});
+      else if (a->out.empty()) std::cout << text << std::flush;
+      else out.info("wrote " + a->out + ": " + std::to_string(kernels.size()) + " locked kernel(s)");
+      return;
     }
     PinResult r = pin(req);
     if (!a->out.empty()) write_file_atomic(a->out, r.text);

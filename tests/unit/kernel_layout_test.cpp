@@ -31,7 +31,7 @@ std::vector<std::string> archive_paths(const VariantLayout& l) {
 
 std::string error_of(const VariantInput& v, const KernelMetadata* md, const std::string& fallback) {
   try {
-    lay_out_variant(v, md, fallback);
+    lay_out_variant(v, md, "", fallback);
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::input);
     return e.what();
@@ -45,7 +45,7 @@ std::string error_of(const VariantInput& v, const KernelMetadata* md, const std:
 TEST(KernelLayout, FlatFilesBecomeThePackageNamedByMetadata) {
   auto v = variant({"__init__.py", "_ops.py", "_my_kernel_cpu_7a4e5a7.abi3.so", "layers/__init__.py", "metadata.json"});
   auto md = named("my-kernel", "_my_kernel_cpu_7a4e5a7");
-  auto l = lay_out_variant(v, &md, "repo-name");
+  auto l = lay_out_variant(v, &md, "", "repo-name");
   EXPECT_EQ(l.kind, VariantLayoutKind::flat);
   EXPECT_EQ(l.package, "my_kernel");
   EXPECT_EQ(archive_paths(l), (std::vector<std::string>{"my_kernel/__init__.py", "my_kernel/_ops.py", "my_kernel/_my_kernel_cpu_7a4e5a7.abi3.so",
@@ -59,7 +59,7 @@ TEST(KernelLayout, CompatDirectoryIsLeftOut) {
   auto v = variant({"__init__.py", "_ops.py", "_my_kernel_cpu_7a4e5a7.abi3.so", "metadata.json", "my_kernel/__init__.py",
                     "__pycache__/_ops.cpython-311.pyc"});
   auto md = named("my-kernel");
-  auto l = lay_out_variant(v, &md, "");
+  auto l = lay_out_variant(v, &md, "", "");
   EXPECT_EQ(l.kind, VariantLayoutKind::compat);
   EXPECT_EQ(l.package, "my_kernel");
   EXPECT_EQ(l.left_out, (std::vector<std::string>{"my_kernel/__init__.py", "__pycache__/_ops.cpython-311.pyc"}));
@@ -69,12 +69,12 @@ TEST(KernelLayout, CompatDirectoryIsLeftOut) {
 TEST(KernelLayout, NestedKeepsItsPackageAndTakesMetadataIn) {
   auto v = variant({"metadata.json", "img2gray/__init__.py", "img2gray/_ops.py", "README.md"});
   auto md = named("img2gray");
-  auto l = lay_out_variant(v, &md, "other-repo");
+  auto l = lay_out_variant(v, &md, "", "other-repo");
   EXPECT_EQ(l.kind, VariantLayoutKind::nested);
   EXPECT_EQ(archive_paths(l), (std::vector<std::string>{"img2gray/metadata.json", "img2gray/__init__.py", "img2gray/_ops.py"}));
   EXPECT_EQ(l.left_out, (std::vector<std::string>{"README.md"}));
   // Without metadata: the package directory, whatever the repo is called.
-  auto bare = lay_out_variant(variant({"img2gray/__init__.py"}), nullptr, "img2gray-mirror");
+  auto bare = lay_out_variant(variant({"img2gray/__init__.py"}), nullptr, "", "img2gray-mirror");
   EXPECT_EQ(bare.package, "img2gray");
 }
 
@@ -83,7 +83,8 @@ TEST(KernelLayout, FlatWithoutMetadataNeedsAName) {
   auto e = error_of(v, nullptr, "");
   EXPECT_NE(e.find("variant 'torch29-cxx11-cpu-x86_64-linux' is flat"), std::string::npos) << e;
   EXPECT_NE(e.find("pass --name"), std::string::npos) << e;
-  EXPECT_EQ(lay_out_variant(v, nullptr, "my-kernel").package, "my_kernel");
+  EXPECT_NE(error_of(v, nullptr, "repo-name").find("is flat"), std::string::npos);  // never named by where it was found
+  EXPECT_EQ(lay_out_variant(v, nullptr, "my-kernel", "").package, "my_kernel");  // --name
 }
 
 TEST(KernelLayout, MetadataThatDisagreesWithTheFiles) {
@@ -94,5 +95,5 @@ TEST(KernelLayout, MetadataThatDisagreesWithTheFiles) {
   e = error_of(variant({"metadata.json", "img2gray/__init__.py"}), &other, "");
   EXPECT_NE(e.find("metadata.json names the kernel 'relu' but its package directory is 'img2gray/'"), std::string::npos) << e;
   // A noarch variant has no extension module to check.
-  EXPECT_NO_THROW(lay_out_variant(variant({"__init__.py", "_ops.py"}), &md, ""));
+  EXPECT_NO_THROW(lay_out_variant(variant({"__init__.py", "_ops.py"}), &md, "", ""));
 }

@@ -1,0 +1,355 @@
+"""Today's Hub kernels, end to end: kernel-type repos with integer version
+branches in all three layouts, served by the fixture Hub, built by kwheel,
+installed by pip and compared with what kernels 0.17.2 loads from the same repo.
+
+Expected values come from the peers, not from kwheel: history lengths from
+huggingface_hub's list_repo_commits, locks from `kernels lock`, version order
+from pip, kernel results from the formula in kernels/img2gray/__init__.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "hub"))
+sys.path.insert(0, str(HERE))
+import fixture as hubfix  # noqa: E402
+import hubtest as H  # noqa: E402
+import kernel_repos as kr  # noqa: E402
+
+ORG = "kernels-test"
+RELU = f"{ORG}/my-relu"          # v1 compat, v2 flat
+NESTED = f"{ORG}/nested-relu"    # v1 nested with metadata.json
+LEGACY = f"{ORG}/old-relu"       # a model repo with a vX.Y.Z tag, no metadata
+IMG2GRAY = f"{ORG}/img2gray"     # the real kernel: v1 compat, v2 flat
+CU126 = "torch27-cxx11-cu126-x86_64-linux"
+DEBIAN_DIST = Path("/usr/lib/python3/dist-packages")
+
+
+def relu_tree(layout: str, n: int) -> dict[str, bytes]:
+    tree = kr.variant_tree("torch-cpu", layout=layout, name="my-relu", version=n,
+                           files=kr.demo_package("my-relu", f"relu v{n} {layout}"),
+                           python_depends=["einops", "tvm-ffi"], upstream="git@github.com:example/relu.git")
+    tree.update(kr.variant_tree(CU126, layout=layout, name="my-relu", version=n, archs=["9.0", "8.0"], kernel_id="_my_relu_0123abc",
+                                files=kr.demo_package("my-relu", f"relu v{n} {layout}", so=H.elf_base())))
+    return tree
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kstore") / "root"
+    hubfix.set_org(root, ORG, trustedKernelPublisher=True)
+    relu = kr.make_kernel_repo(root, RELU, {1: relu_tree("compat", 1), 2: relu_tree("flat", 2)})
+    nested = kr.make_kernel_repo(root, NESTED, {1: kr.variant_tree("torch-cpu", layout="nested", name="nested-relu",
+                                                                     files=kr.demo_package("nested-relu", "nested"))})
+    legacy = hubfix.make_repo(root, LEGACY, [{"build/torch-universal/old_relu/__init__.py": b"def hello():\n    return 'old'\n"}],
+                              branches={"main": 0}, tags={"v0.1.0": 0}, types=["model"])
+    return {"root": root, "relu": relu, "nested": nested, "legacy": legacy}
+
+
+@pytest.fixture(scope="module")
+def hub(store):
+    with hubfix.hub_server(store["root"]) as srv:
+        yield srv
+
+
+@pytest.fixture
+def env(tmp_path, hub):
+    return H.clean_env(tmp_path / "home", HF_ENDPOINT=hub.endpoint)
+
+
+def history_length(hub, repo: str, sha: str) -> int:
+    return len(HfApi(endpoint=hub.endpoint, token=False).list_repo_commits(repo, repo_type="kernel", revision=sha))
+
+
+def built(run) -> list[dict]:
+    assert run.returncode == 0, str(run)
+    return [v for v in run.json["variants"] if v["status"] == "built"]
+
+
+def pip_target(wheels: Path, requirement: str, target: Path, *extra) -> str:
+    """Installs with real pip from a directory of wheels; returns the installed version."""
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
+                        "--find-links", str(wheels), "--target", str(target), *extra, requirement],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    (meta,) = list(target.glob("*.dist-info/METADATA"))
+    return next(line.split(": ", 1)[1] for line in meta.read_text().splitlines() if line.startswith("Version: "))
+
+
+# --------------------------------------------------------------------------- versions and layouts
+
+
+def test_default_is_the_highest_version_and_says_so(hub, store, env, tmp_path):
+    run = H.kwheel("build", RELU, "-o", tmp_path / "out", env=env)
+    wheels = built(run)
+    v2 = store["relu"].versions[2]
+    n = history_length(hub, RELU, v2)
+    assert n == 2  # README commit on main, then the v2 build forked from it
+    assert {w["version"].split("+")[0] for w in wheels} == {f"2.{n}"}
+    src = run.json["source"]
+    assert (src["repo_type"], src["ref"], src["commit"], src["latest"], src["kernel_version"]) == ("kernel", "v2", v2, True, 2)
+    assert all(e["path"].startswith(("/api/kernels/", "/kernels/")) for e in hub.log() if e["repo"] == RELU)
+    text = H.kwheel("build", RELU, "-o", tmp_path / "out2", env=env, json_out=False)
+    assert text.returncode == 0 and "v2 (the highest version)" in text.stderr, str(text)
+    # the HF cache is shared with huggingface_hub and kernels: kernels--org--name
+    assert (tmp_path / "home" / "hub" / "kernels--kernels-test--my-relu" / "snapshots" / v2).is_dir()
+
+
+def test_compat_layout_packs_the_flat_package_and_leaves_the_shim_out(hub, env, tmp_path):
+    run = H.kwheel("build", RELU, "--version", "1", "-o", tmp_path / "out", env=env)
+    (cpu,) = [v for v in built(run) if v["variant"] == "torch-cpu"]
+    assert (cpu["layout"], cpu["package"], cpu["name"]) == ("flat+compat", "my_relu", "my-relu")
+    assert cpu["ignored_files"] == ["my_relu/__init__.py"]
+    assert cpu["kernel"]["version"] == 1 and cpu["kernel"]["digest"] == "sha256"
+    w = H.read_wheel(cpu["wheel"])
+    assert sorted(w.package_files()) == ["my_relu/__init__.py", "my_relu/_ops.py", "my_relu/metadata.json"]
+    assert H.check_record(cpu["wheel"]) == 6  # 3 package files, METADATA, WHEEL, RECORD
+    served = kr.variant_tree("torch-cpu", layout="compat", name="my-relu", version=1,
+                             files=kr.demo_package("my-relu", "relu v1 compat"),
+                             python_depends=["einops", "tvm-ffi"], upstream="git@github.com:example/relu.git")
+    assert w.files["my_relu/__init__.py"] == served["build/torch-cpu/__init__.py"]  # the flat one, not the shim
+    assert w.files["my_relu/metadata.json"] == served["build/torch-cpu/metadata.json"]
+    table = H.kwheel("build", RELU, "--version", "1", "-o", tmp_path / "out", env=env, json_out=False)
+    assert "left out (flat+compat layout): my_relu/__init__.py" in table.stdout, str(table)
+
+
+def test_metadata_becomes_wheel_metadata(hub, store, env, tmp_path):
+    run = H.kwheel("build", RELU, "-o", tmp_path / "out", env=env)
+    by = {v["variant"]: v for v in built(run)}
+    w = H.read_wheel(by["torch-cpu"]["wheel"])
+    assert w.meta("License-Expression") == ["Apache-2.0"]
+    assert sorted(w.meta("Requires-Dist")) == ["apache-tvm-ffi", "einops", "torch"]  # tvm-ffi through kernels' mapping
+    sha = store["relu"].versions[2]
+    assert w.meta("Project-URL") == ["Upstream, https://github.com/example/relu.git",
+                                     f"Hub revision, {hub.endpoint}/kernels/{RELU}/tree/{sha}"]
+    # packaging (what pip and twine use) accepts the METADATA as valid 2.4
+    from packaging.metadata import Metadata
+    Metadata.from_email(w.files[f"{w.dist_info}/METADATA"], validate=True)
+    ins = H.kwheel("inspect", by[CU126]["wheel"], env=env)
+    assert ins.json["hub_revision"] == {"repo_id": RELU, "commit": sha}, str(ins)
+    assert ins.json["kernel"]["archs"] == ["8.0", "9.0"] and ins.json["kernel"]["backend"] == "cuda"
+    assert by[CU126]["kernel"]["archs"] == ["8.0", "9.0"]
+
+
+def test_pip_orders_versions(hub, env, tmp_path):
+    out = tmp_path / "dist"
+    for n in ("1", "2"):
+        built(H.kwheel("build", RELU, "--version", n, "--variant", "torch-cpu", "-o", out, env=env))
+    assert pip_target(out, "my-relu", tmp_path / "latest").startswith("2.")
+    assert pip_target(out, "my-relu>=1,<2", tmp_path / "v1").startswith("1.")
+    assert (tmp_path / "v1" / "my_relu" / "metadata.json").is_file()  # readable from site-packages
+
+
+def test_later_commits_on_a_version_branch_sort_higher(hub, store, env, tmp_path):
+    repo = store["relu"]
+    before = built(H.kwheel("build", RELU, "--version", "1", "--variant", "torch-cpu", "-o", tmp_path / "a", env=env))[0]
+    sha = hubfix.add_commit(repo.dir, {"README.md": b"# my-relu\n", **relu_tree("compat", 1)}, message="Rebuild v1", branch="v1")
+    try:
+        after = built(H.kwheel("build", RELU, "--version", "1", "--variant", "torch-cpu", "-o", tmp_path / "b", env=env))[0]
+    finally:
+        hubfix.set_ref(repo.dir, "v1", repo.versions[1])
+    from packaging.version import Version
+    assert Version(after["version"]) > Version(before["version"])
+    assert after["version"].split("+")[0] == f"1.{history_length(hub, RELU, sha)}"
+    again = built(H.kwheel("build", RELU, "--revision", repo.versions[1], "--variant", "torch-cpu", "-o", tmp_path / "c", env=env))[0]
+    assert again["version"] == before["version"]  # a pure function of the commit, however it is reached
+
+
+def test_nested_model_repo_and_missing_versions(hub, store, env, tmp_path):
+    nested = built(H.kwheel("build", NESTED, "-o", tmp_path / "n", env=env))[0]
+    assert (nested["layout"], nested["package"]) == ("nested", "nested_relu")
+    run = H.kwheel("build", LEGACY, "--version", "0.1.0", "-o", tmp_path / "old", env=env)
+    (old,) = built(run)
+    assert old["version"] == "0.1.0" and run.json["source"]["repo_type"] == "model"
+    assert run.json["source"]["repo_type_fallback"] is True
+    text = H.kwheel("build", LEGACY, "--version", "0.1.0", "-o", tmp_path / "old2", env=env, json_out=False)
+    assert "is a model repo, not a kernel repo" in text.stderr, str(text)
+    forced = H.kwheel("build", LEGACY, "--version", "0.1.0", "--repo-type", "kernel", "-o", tmp_path / "x", env=env)
+    assert forced.returncode == 5 and "not found" in forced.stderr, str(forced)
+    none = H.kwheel("build", LEGACY, "-o", tmp_path / "y", env=env)
+    assert none.returncode == 5, str(none)
+    assert "has no version branch vN (branches: main; tags: v0.1.0)" in none.stderr
+    assert len(none.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+# --------------------------------------------------------------------------- integrity and bad input
+
+
+def test_digest_mismatch_is_refused_naming_the_file(hub, store, env, tmp_path):
+    tree = relu_tree("flat", 3)
+    tree["build/torch-cpu/_ops.py"] += b"# tampered after hashing\n"
+    kr.make_kernel_repo(store["root"], f"{ORG}/tampered", {3: tree})
+    run = H.kwheel("build", f"{ORG}/tampered", "-o", tmp_path / "out", env=env)
+    assert run.returncode == 3, str(run)
+    (bad,) = [v for v in run.json["variants"] if v["status"] == "failed"]
+    assert bad["variant"] == "torch-cpu"
+    assert "'_ops.py' does not match its sha256 in metadata.json's digest" in bad["error"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case, metadata, expect", [
+    ("malformed", b"{", "metadata.json is not valid JSON"),
+    ("wrong type", b'{"name": "my-relu", "version": "1"}', "field 'version' must be a non-negative integer"),
+    ("oversized", b'{"license": "' + b"x" * (1 << 20) + b'"}', "over the 1 MiB limit"),
+    ("unknown python-depends", b'{"name": "my-relu", "python-depends": ["numpy"]}', "python-depends names 'numpy'"),
+    ("name disagrees", b'{"name": "relu"}', "names the kernel 'relu' but its package directory is 'my_relu/'"),
+])
+def test_bad_metadata_is_one_line_naming_the_variant(tmp_path, case, metadata, expect):
+    d = tmp_path / "repo"
+    kr.write_tree(d, {"build/torch-cpu/metadata.json": metadata, "build/torch-cpu/my_relu/__init__.py": b""})
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "keep.txt").write_text("mine")
+    run = H.kwheel("build", d, "--version", "1.0", "-o", tmp_path / "dist", json_out=False)
+    assert run.returncode == 3, str(run)
+    (line,) = [l for l in run.stdout.splitlines() if l.startswith("torch-cpu")]
+    assert "variant 'torch-cpu'" in line and expect in line, line
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == ["keep.txt"]
+
+
+def test_flat_directory_build_is_named_by_its_metadata(tmp_path):
+    d = tmp_path / "clone-of-whatever"
+    kr.write_variant(d, "torch-cpu", layout="flat", name="my-relu", files=kr.demo_package("my-relu", "dir"))
+    run = H.kwheel("build", d, "--version", "1.0", "-o", tmp_path / "dist")
+    (w,) = built(run)
+    assert w["filename"] == "my_relu-1.0+torch.cpu-py3-none-any.whl" and w["package"] == "my_relu"
+    bare = tmp_path / "bare"
+    kr.write_variant(bare, "torch-cpu", layout="flat", name="my-relu", files=kr.demo_package("my-relu", "x"), with_metadata=False)
+    run = H.kwheel("build", bare, "--version", "1.0", "-o", tmp_path / "d2", json_out=False)
+    assert run.returncode == 3 and "is flat (its __init__.py is at the top) but has no metadata.json" in run.stdout, str(run)
+
+
+# --------------------------------------------------------------------------- locks
+
+
+def kernels_lock(hub, tmp_path, deps: dict[str, int]) -> Path:
+    """kernels.lock as kernels 0.17.2's own `kernels lock` writes it."""
+    proj = tmp_path / "proj"
+    proj.mkdir(exist_ok=True)
+    lines = "".join(f'"{repo}" = {n}\n' for repo, n in deps.items())
+    (proj / "pyproject.toml").write_text(f'[project]\nname = "p"\nversion = "0"\n\n[tool.kernels.dependencies]\n{lines}')
+    r = subprocess.run([str(Path(sys.executable).parent / "kernels"), "lock", str(proj)], env=hubfix.client_env(hub, tmp_path / "khome"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return proj / "kernels.lock"
+
+
+def legacy_lock(entries: dict[str, str], path: Path) -> Path:
+    """The pre-0.17 format: [{"repo_id", "sha", "variants": {...}}]."""
+    path.write_text(json.dumps([{"repo_id": repo, "sha": sha, "variants": {}} for repo, sha in entries.items()], indent=2))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["0.17", "legacy"])
+def test_lock_to_pinned_requirements(hub, store, env, tmp_path, fmt):
+    v1, nested = store["relu"].versions[1], store["nested"].versions[1]
+    if fmt == "0.17":
+        lock = kernels_lock(hub, tmp_path, {RELU: 1, NESTED: 1})
+        assert {e["lock"]["commit"] for e in json.loads(lock.read_text())} == {v1, nested}
+    else:
+        lock = legacy_lock({RELU: v1, NESTED: nested}, tmp_path / "kernels.lock")
+    out = tmp_path / "dist"
+    built(H.kwheel("build", RELU, "--version", "2", "-o", out, env=env))  # a newer build the lock must not pick
+    run = H.kwheel("build", "--lock", lock, "-o", out, env=env)
+    assert run.returncode == 0, str(run)
+    assert [k["source"]["commit"] for k in run.json["kernels"]] == [v1, nested]
+    pin = H.kwheel("pin", out, "--lock", lock, "--torch", "2.7", "--cpu", env=env, json_out=False)
+    assert pin.returncode == 0, str(pin)
+    req = tmp_path / "requirements.txt"
+    req.write_text(pin.stdout)
+    reqs = [l for l in pin.stdout.splitlines() if l and not l.startswith("#")]
+    assert len(reqs) == 2 and all("--hash=sha256:" in l for l in reqs), pin.stdout
+    assert any(l.startswith(f"my-relu==1.{history_length(hub, RELU, v1)}+torch.cpu ") for l in reqs), pin.stdout
+    target = tmp_path / "site"
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
+                        "--find-links", str(out), "--require-hashes", "--target", str(target), "-r", str(req)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in target.iterdir() if not p.name.endswith(".dist-info")) == ["my_relu", "nested_relu"]
+
+
+def test_lock_naming_a_missing_commit_or_repo(hub, store, env, tmp_path):
+    out = tmp_path / "dist"
+    lock = legacy_lock({RELU: store["relu"].versions[1], f"{ORG}/no-such-kernel": "a" * 40}, tmp_path / "kernels.lock")
+    run = H.kwheel("build", "--lock", lock, "-o", out, env=env, json_out=False)
+    assert run.returncode == 5, str(run)
+    (line,) = [l for l in run.stderr.splitlines() if "lock entry" in l]
+    assert f"lock entry '{ORG}/no-such-kernel' (commit aaaaaaaaaaaa) of {lock}: " in line and "not found" in line, line
+    assert not out.exists()  # the first kernel's staged wheels went too
+    lock = legacy_lock({RELU: "b" * 40}, tmp_path / "k2.lock")
+    run = H.kwheel("build", "--lock", lock, "-o", out, env=env, json_out=False)
+    assert run.returncode == 5 and f"lock entry '{RELU}' (commit bbbbbbbbbbbb)" in run.stderr, str(run)
+
+
+def test_project_without_lock_builds_declared_versions(hub, store, env, tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text(f'[tool.kernels.dependencies]\n"{RELU}" = 1\n"{NESTED}" = 1\n')
+    run = H.kwheel("build", "--project", proj, "-o", tmp_path / "dist", env=env)
+    assert run.returncode == 0, str(run)
+    assert [k["source"]["commit"] for k in run.json["kernels"]] == [store["relu"].versions[1], store["nested"].versions[1]]
+
+
+# --------------------------------------------------------------------------- the real kernel
+
+
+@pytest.fixture(scope="module")
+def img2gray_repo(store, tmp_path_factory):
+    if not (DEBIAN_DIST / "torch" / "__init__.py").exists():
+        pytest.fail("Debian's python3-torch is not installed; run scripts/setup")
+    trees = {}
+    for n, layout in ((1, "compat"), (2, "flat")):
+        out = tmp_path_factory.mktemp(f"img2gray-{layout}")
+        r = subprocess.run([str(ROOT / "scripts" / "build-kernel"), "--cpu", "--layout", layout, "--kernel-version", str(n),
+                            "--out", str(out)], capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr
+        trees[n] = out
+    return kr.make_kernel_repo(store["root"], IMG2GRAY, trees)
+
+
+RUN_IMG2GRAY = r"""
+import sys
+if len(sys.argv) > 1:
+    sys.path.append(sys.argv[1])  # Debian's python3-torch, after the venv's packages
+import torch
+if len(sys.argv) > 1:
+    from kernels import get_kernel
+    k = get_kernel("kernels-test/img2gray", version=int(sys.argv[2]), backend="cpu")
+else:
+    import img2gray as k
+g = torch.Generator().manual_seed(7)
+x = torch.randint(0, 256, (13, 17, 3), dtype=torch.uint8, generator=g)
+y = k.img2gray(x)
+r, gg, b = (x[..., i].to(torch.int32) for i in range(3))
+assert torch.equal(y.to(torch.int32), (21 * r + 72 * gg + 7 * b + 50) // 100)
+print("SUM", int(y.to(torch.int64).sum()))
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_real_kernel_wheel_runs_like_kernels_loads_it(hub, env, tmp_path, img2gray_repo, n):
+    run = H.kwheel("build", IMG2GRAY, "--version", str(n), "-o", tmp_path / "dist", env=env)
+    (w,) = built(run)
+    assert w["layout"] == ("flat+compat" if n == 1 else "flat")
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", w["wheel"]],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    mine = subprocess.run([str(venv / "bin" / "python"), "-c", RUN_IMG2GRAY], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert mine.returncode == 0, mine.stderr
+    theirs = subprocess.run([sys.executable, "-c", RUN_IMG2GRAY, str(DEBIAN_DIST), str(n)], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path, env=hubfix.client_env(hub, tmp_path / "khome"))
+    assert theirs.returncode == 0, theirs.stderr
+    assert mine.stdout.split()[-1] == theirs.stdout.split()[-1]
