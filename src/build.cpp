@@ -41,6 +41,19 @@ void check_options(const BuildOptions& o) {
     throw Error(ErrorKind::usage, "--version '" + o.version + "' has a local label; kwheel adds the torch/backend label itself, pass " + v->public_str());
 }
 
+// kernel-builder now names Linux variants without the C++ ABI tag, and one
+// repo may carry both spellings of a build: they give one wheel name, and
+// kernels prefers the tagless one, so that is the one built.
+std::optional<std::string> tagless_twin(const std::string& variant) {
+  auto parsed = try_parse_variant(variant);
+  if (!parsed.variant || parsed.variant->is_noarch() || parsed.variant->framework != Framework::torch ||
+      parsed.variant->cxx11_abi != std::optional<bool>(true))
+    return std::nullopt;
+  Variant tagless = *parsed.variant;
+  tagless.cxx11_abi.reset();
+  return tagless.str();
+}
+
 bool selected(const std::string& variant, const std::vector<std::string>& globs) {
   if (globs.empty()) return true;
   for (const auto& g : globs)
@@ -283,10 +296,19 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
   BuildReport& report = build.report;
   report.variants.resize(variants.size());
   std::vector<size_t> todo;
+  std::set<std::string> names;
+  for (const auto& v : variants) names.insert(v.name);
   for (size_t i = 0; i < variants.size(); ++i) {
-    report.variants[i].variant = variants[i].name;
-    if (selected(variants[i].name, o.variant_globs)) todo.push_back(i);
-    else report.variants[i].status = VariantResult::Status::filtered;
+    auto& r = report.variants[i];
+    r.variant = variants[i].name;
+    if (auto twin = tagless_twin(variants[i].name); twin && names.count(*twin)) {
+      r.status = VariantResult::Status::filtered;
+      r.error = "superseded by " + *twin + " (the same build without the ABI tag; kernels 0.17 loads that one)";
+    } else if (selected(variants[i].name, o.variant_globs)) {
+      todo.push_back(i);
+    } else {
+      r.status = VariantResult::Status::filtered;
+    }
   }
   if (todo.empty()) {
     std::string names;
@@ -384,6 +406,7 @@ BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildO
 nlohmann::json to_json(const VariantResult& r) {
   nlohmann::json j{{"variant", r.variant}, {"status", status_name(r.status)}};
   if (r.status == VariantResult::Status::failed) j["error"] = r.error;
+  if (r.status == VariantResult::Status::filtered && !r.error.empty()) j["reason"] = r.error;
   if (r.status == VariantResult::Status::built) {
     j["wheel"] = r.wheel.string();
     j["filename"] = r.wheel.filename().string();

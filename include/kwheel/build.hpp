@@ -61,7 +61,7 @@ struct BuildOptions {
 struct VariantResult {
   std::string variant;
   enum class Status { built, failed, filtered } status = Status::failed;
-  std::string error;                // one line, when failed
+  std::string error;                // one line, when failed (or why a variant was skipped)
   int exit_code = 0;                // the failure's ErrorKind, for the CLI
   std::string package;              // top-level package directory used
   std::string dist_name;            // the distribution name the wheel carries

@@ -57,7 +57,7 @@ void print_table(const BuildReport& report) {
     else if (v.status == VariantResult::Status::failed)
       std::cout << v.error;
     else
-      std::cout << "not selected by --variant";
+      std::cout << (v.error.empty() ? "not selected by --variant" : v.error);
     std::cout << "\n";
   }
 }

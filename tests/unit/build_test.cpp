@@ -322,3 +322,17 @@ TEST(PlanWheel, NoSharedObjectInLinuxVariantUnderAuto) {
   auto e = plan_error(variant(t.path(), "torch27-cxx11-cu126-x86_64-linux", {{"img2gray/__init__.py", ""}}), o, ErrorKind::policy);
   EXPECT_NE(e.find("torch27-cxx11-cu126-x86_64-linux"), std::string::npos) << e;
 }
+
+// kernels' own tests carry repos with both spellings of one build; kernels
+// loads the tagless one, and both would give the same wheel name.
+TEST(BuildWheels, TaglessTwinSupersedesTheCxx11Spelling) {
+  TempDir t;
+  auto o = options(t.path() / "dist");
+  auto report = build_wheels({img2gray(t.path(), "torch27-cu126-x86_64-linux"), img2gray(t.path(), "torch27-cxx11-cu126-x86_64-linux")}, o);
+  ASSERT_TRUE(report.committed);
+  ASSERT_EQ(report.variants.size(), 2u);
+  EXPECT_EQ(report.variants[0].status, VariantResult::Status::built);
+  EXPECT_EQ(report.variants[1].status, VariantResult::Status::filtered);
+  EXPECT_NE(report.variants[1].error.find("superseded by torch27-cu126-x86_64-linux"), std::string::npos) << report.variants[1].error;
+  EXPECT_EQ(wheel_count(snapshot(t.path() / "dist")), 1u);
+}
