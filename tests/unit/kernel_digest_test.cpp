@@ -9,10 +9,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "error_support.hpp"
 #include "kwheel/error.hpp"
 #include "test_support.hpp"
 
 using namespace kwheel;
+using kwheel::testing::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -36,16 +38,6 @@ KernelDigest expected(const std::string& algorithm) {
   d.algorithm = algorithm;
   for (auto& [path, hash] : j[algorithm].items()) d.files[path] = hash.get<std::string>();
   return d;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

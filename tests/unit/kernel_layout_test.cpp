@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "error_support.hpp"
 #include "kwheel/error.hpp"
 
 using namespace kwheel;
@@ -30,14 +31,7 @@ std::vector<std::string> archive_paths(const VariantLayout& l) {
 }
 
 std::string error_of(const VariantInput& v, const KernelMetadata* md, const std::string& fallback) {
-  try {
-    lay_out_variant(v, md, "", fallback);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted";
-  return "";
+  return kwheel::testing::error_of([&] { lay_out_variant(v, md, "", fallback); });
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "error_support.hpp"
 #include "kwheel/error.hpp"
 #include "test_support.hpp"
 
@@ -15,14 +16,7 @@ namespace {
 const std::string A(40, 'a'), B(40, 'b');
 
 std::string error_of(const std::string& json) {
-  try {
-    parse_kernels_lock(json, "lock file 'kernels.lock'");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted: " << json;
-  return "";
+  return kwheel::testing::error_of([&] { parse_kernels_lock(json, "lock file 'kernels.lock'"); });
 }
 
 }  // namespace
