@@ -19,7 +19,8 @@ set(KWHEEL_FUZZ_MODULES
   variant tags compat pep440 wheel_filename text               # variant, index_page
   hub_json http digest secret                                  # hub_json, link_header
   wheel_reader record repo_layout publish pypirc validate       # wheel, dist_info, pypirc
-  simple_index)                                                # index_page
+  simple_index                                                 # index_page
+  kernel_metadata kernel_lock)                                 # kernel_metadata
 list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.cpp" OUTPUT_VARIABLE KWHEEL_FUZZ_SOURCES)
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})
