@@ -353,3 +353,28 @@ def test_real_kernel_wheel_runs_like_kernels_loads_it(hub, env, tmp_path, img2gr
                             timeout=300, cwd=tmp_path, env=hubfix.client_env(hub, tmp_path / "khome"))
     assert theirs.returncode == 0, theirs.stderr
     assert mine.stdout.split()[-1] == theirs.stdout.split()[-1]
+
+
+# --------------------------------------------------------------------------- the shared cache
+
+
+OFFLINE_GET_KERNEL = r"""
+from kernels import get_kernel
+k = get_kernel("kernels-test/nested-relu", version=1, backend="cpu")
+print("HELLO", k.hello())
+"""
+
+
+def test_cache_is_shared_with_kernels_both_ways(hub, store, env, tmp_path):
+    """kwheel fills the HF cache the way huggingface_hub does (kernels--org--name,
+    blobs, snapshots, refs/vN), so kernels 0.17.2 loads from it offline; and
+    kwheel --offline builds the same bytes from it."""
+    out = tmp_path / "online"
+    online = built(H.kwheel("build", NESTED, "--version", "1", "-o", out, env=env))
+    kenv = {**hubfix.client_env(hub, tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-c", OFFLINE_GET_KERNEL], env=kenv, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0 and "HELLO nested" in r.stdout, r.stderr
+    hub.clear_log()
+    offline = built(H.kwheel("build", NESTED, "--offline", "-o", tmp_path / "offline", env=env))
+    assert {w["filename"]: w["sha256"] for w in offline} == {w["filename"]: w["sha256"] for w in online}
+    assert hub.log() == []  # not one request
