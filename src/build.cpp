@@ -215,8 +215,9 @@ std::string public_version(const VariantInput& input, const std::optional<Kernel
   if (!o.version.empty()) return Version::parse(o.version).public_str();
   const std::optional<uint64_t> n = md && md->version ? md->version : o.branch_version;
   if (!n)
-    throw Error(ErrorKind::input, "variant '" + input.name + "' has no kernel version: its metadata.json has no 'version' and the revision was not "
-                                  "reached through a vN branch; pass --version N to build branch vN, or --wheel-version X.Y.Z");
+    throw Error(ErrorKind::input, "variant '" + input.name + "' has no kernel version: " +
+                                      std::string(md ? "its metadata.json has no 'version'" : "it has no metadata.json") +
+                                      " and the revision was not reached through a vN branch; pass --version N to build branch vN, or --wheel-version X.Y.Z");
   return std::to_string(*n) + "." + std::to_string(*o.build_number);
 }
 

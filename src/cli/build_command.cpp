@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <iterator>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -81,8 +82,15 @@ void set_version(BuildOptions& o, const BuildArgs& a, const ResolvedSource& src,
     o.version = *r.version;
     return;
   }
-  o.build_number = src.client->history_length(r.commit);
   o.branch_version = r.kernel_version ? r.kernel_version : locked_version;
+  // Said before anything is downloaded: without a vN branch, the version
+  // can only come from the variants' metadata.json.
+  if (!o.branch_version && !src.tree.empty() &&
+      std::none_of(src.tree.begin(), src.tree.end(), [](const TreeEntry& e) { return e.path.ends_with("/metadata.json"); }))
+    throw Error(ErrorKind::usage, "revision '" + r.requested + "' of " + src.location + " (commit " + r.commit.substr(0, 12) +
+                                      ") is not a vN branch, carries no vX.Y.Z tag, and its variants have no metadata.json to say the kernel version; "
+                                      "pass --version N (branch vN), --version X.Y.Z (a tag) or --wheel-version X.Y.Z");
+  o.build_number = src.client->history_length(r.commit);
 }
 
 // Where the commit can be browsed, without any credentials the endpoint
@@ -118,6 +126,18 @@ struct KernelBuild {
   BuildOptions options;
   StagedBuild staged;
 };
+
+// A branch vN whose builds say they are another version: the wheels follow
+// the commit's own claim (docs/wheel-naming.md), and the user should know.
+void warn_version_mismatch(const KernelBuild& kb, const Output& out) {
+  if (!kb.src.is_hub || !kb.src.resolution->kernel_version) return;
+  for (const auto& v : kb.staged.report.variants)
+    if (v.metadata && v.metadata->version && *v.metadata->version != *kb.src.resolution->kernel_version) {
+      out.warn("branch " + kb.src.resolution->ref + " of " + kb.src.location + " holds builds whose metadata.json says version " +
+               std::to_string(*v.metadata->version) + "; the wheels carry that version");
+      return;
+    }
+}
 
 std::unique_ptr<KernelBuild> stage_kernel(const SourceArgs& sa, const BuildArgs& a, const Output& out, std::optional<uint64_t> locked_version) {
   auto kb = std::make_unique<KernelBuild>();
@@ -245,6 +265,7 @@ int run_build(const BuildArgs& a, const Output& out) {
         if (t.label.empty()) throw;
         throw Error(e.kind(), t.label + ": " + e.what(), e.reason());
       }
+      warn_version_mismatch(*builds.back(), out);
       ok = ok && builds.back()->staged.report.ok();
     }
     check_distinct_wheels(builds);
@@ -262,11 +283,9 @@ int run_build(const BuildArgs& a, const Output& out) {
   else {
     // Variants that awaited a failed download failed with it; the download
     // error is the run's error, as when it happens before packing starts.
-    for (auto& kb : builds) {
-      kb->files->finish();
-      kb->staged.staged.clear();  // removes the staged temps
-    }
+    for (auto& kb : builds) kb->staged.staged.clear();  // removes the staged temps
     if (!existed) fs::remove(out_dir, ec);  // only if empty: leave things as they were
+    for (auto& kb : builds) kb->files->finish();
   }
   report(builds, a, out, ok);
   for (auto& kb : builds)

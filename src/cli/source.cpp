@@ -9,7 +9,7 @@ namespace kwheel::cli {
 namespace fs = std::filesystem;
 
 void add_hub_flags(CLI::App* sub, SourceArgs& a) {
-  sub->add_option("--revision", a.revision, "Hub branch, tag or commit (default: main)");
+  sub->add_option("--revision", a.revision, "Hub branch, tag or commit (default: the highest version branch vN)");
   sub->add_option("--endpoint", a.hub.endpoint, "Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)");
   sub->add_option("--token", a.hub.token, "Hub token (default: $HF_TOKEN, then the token file under $HF_HOME)");
   sub->add_flag("--offline", a.hub.offline, "Use the HF cache only (also HF_HUB_OFFLINE=1)");

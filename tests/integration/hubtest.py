@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT / "tests" / "hub"))
 import fixture as hubfix  # noqa: E402  (tests/hub/fixture.py)
 
 KWHEEL = os.environ.get("KWHEEL_BIN") or str(ROOT / "build" / "kwheel")
-KERNELS_CLI = str(Path(sys.executable).parent / "kernels")
 
 
 # --------------------------------------------------------------------------- content
@@ -233,6 +232,44 @@ def check_record(path) -> int:
         assert digest == want, f"{Path(path).name}: {name} hash {digest} != {want}"
         assert size == str(len(data)), f"{Path(path).name}: {name} size {size} != {len(data)}"
     return len(w.files)
+
+
+def hub_revision_url(endpoint: str, repo: str, commit: str, repo_type: str = "kernel") -> str:
+    """The "Hub revision" Project-URL kwheel records in a Hub build's METADATA: the commit's tree page."""
+    return f"{endpoint}/{'kernels/' if repo_type == 'kernel' else ''}{repo}/tree/{commit}"
+
+
+def assert_hub_wheel_matches_directory_wheel(hub_whl, dir_whl, url: str) -> None:
+    """One writer: a wheel built from the Hub holds the very bytes of the wheel built from the
+    commit's directory, except for one METADATA line, `Project-URL: Hub revision, <url>`, and
+    RECORD's row for METADATA (whose hash and size that line changes)."""
+    hw, dw = read_wheel(hub_whl), read_wheel(dir_whl)
+    check_record(hub_whl)
+    assert Path(hub_whl).name == Path(dir_whl).name
+    assert hw.dist_info == dw.dist_info and set(hw.files) == set(dw.files), (sorted(hw.files), sorted(dw.files))
+    meta, rec = f"{hw.dist_info}/METADATA", f"{hw.dist_info}/RECORD"
+    for name in hw.files:
+        if name not in (meta, rec):
+            assert hw.files[name] == dw.files[name], f"{Path(hub_whl).name}: {name} differs from the directory build"
+    line = f"Project-URL: Hub revision, {url}\n".encode()
+    assert hw.files[meta].count(line) == 1, (line, hw.files[meta].decode())
+    assert hw.files[meta].replace(line, b"") == dw.files[meta], (hw.files[meta].decode(), dw.files[meta].decode())
+    hrows = [r for r in hw.files[rec].decode().splitlines() if not r.startswith(meta + ",")]
+    drows = [r for r in dw.files[rec].decode().splitlines() if not r.startswith(meta + ",")]
+    assert hrows == drows
+
+
+def assert_like_directory_build(run: Run, out, dir_out, endpoint: str, repo: str) -> None:
+    """Every wheel of a Hub build (`run`, its -o `out`) is the wheel of the same name that a build
+    of the commit's directory wrote to `dir_out`, plus the "Hub revision" Project-URL of the commit
+    and repo type the build reports; both -o hold the same wheel names and nothing else."""
+    assert run.json is not None, str(run)
+    src = run.json["source"]
+    url = hub_revision_url(endpoint, repo, src["commit"], src["repo_type"])
+    out, dir_out = Path(out), Path(dir_out)
+    assert set(dir_shas(out)) == set(dir_shas(dir_out)) == set(wheel_shas(run)), str(run)
+    for name in dir_shas(out):
+        assert_hub_wheel_matches_directory_wheel(out / name, dir_out / name, url)
 
 
 # --------------------------------------------------------------------------- the HF cache

@@ -1,13 +1,17 @@
 """`kwheel build ORG/NAME` against the fixture Hub (tests/hub/): what issue 3 must show.
 
-* a Hub build gives the very bytes a directory build gives (one writer);
-* a differential test against the anchor, `kernels to-wheel` (kernels 0.10.5);
+* a Hub build gives the very bytes a directory build gives (one writer), but for the
+  "Hub revision" Project-URL naming the commit it came from;
 * every injectable fault is survived (same wheels as a clean build) or fails
   with a one-line error and an exit code, never leaving a partial wheel in -o
   nor a corrupt blob in the cache;
 * warm cache, --offline, HF_HUB_OFFLINE, tokens (never on the CDN, never
   printed), version specs, revisions, cache interop with huggingface_hub,
-  `kwheel variants`, --repo-type kernel.
+  `kwheel variants`, repo types: kernel repos by default (/api/kernels, kernels--
+  cache folders), a model-only repo found as one with a warning, --repo-type model.
+
+(The differential test against `kernels to-wheel`, kernels 0.10.5, lives on in
+bench/ and scripts/compare-kernels-to-wheel: that kernels needs huggingface_hub < 2.)
 
 Everything is counted at the fixture (its request log), never timed with sleeps.
 """
@@ -37,6 +41,8 @@ PRIVATE = f"{USER}/img2gray-private"
 GATED = f"{USER}/img2gray-gated"
 DENIED = f"{USER}/img2gray-denied"
 NOBUILD = f"{USER}/nobuild"
+NOMETA = f"{USER}/nometa"            # variants without metadata.json, main only
+MODEL_ONLY = f"{USER}/img2gray-model"  # served as a model repo only
 PAGE_SIZE = 3
 
 CU126 = "torch27-cxx11-cu126-x86_64-linux"
@@ -90,6 +96,8 @@ def store(tmp_path_factory):
     hubfix.make_repo(root, GATED, [C1], gated="manual", tags={"v0.1.1": 0})
     hubfix.make_repo(root, DENIED, [C1], gated="auto", gated_granted=False, tags={"v0.1.1": 0})
     hubfix.make_repo(root, NOBUILD, [{"README.md": b"no build here\n"}], tags={"v0.1.0": 0})
+    hubfix.make_repo(root, NOMETA, [{p: b for p, b in C1.items() if not p.endswith("/metadata.json")}])
+    hubfix.make_repo(root, MODEL_ONLY, [C1], tags={"v0.1.1": 0}, types=["model"])
     return {"root": root, "shas": repo.shas, "dirs": [repo.dir / "commits" / s for s in repo.shas]}
 
 
@@ -146,14 +154,27 @@ def hub_build(hub, ws: Workspace, *args, repo: str = REPO, env: dict | None = No
 
 
 @pytest.fixture(scope="module")
-def clean(store, tmp_path_factory) -> dict[str, str]:
-    """{filename: sha256} of the v0.1.1 wheels, built from the commit's directory (no network)."""
+def clean_dir(store, tmp_path_factory) -> Path:
+    """The v0.1.1 wheels built from the commit's directory (no network): their -o."""
     out = tmp_path_factory.mktemp("clean") / "dist"
     r = kwheel("build", store["dirs"][1], "--version", "0.1.1", "--name", "img2gray", "-o", out)
     assert r.returncode == 0, str(r)
     shas = H.wheel_shas(r)
     assert len(shas) == len(V011) and H.dir_shas(out) == shas
-    return shas
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean(hub, store, clean_dir, tmp_path_factory) -> dict[str, str]:
+    """{filename: sha256} of the v0.1.1 wheels of a fault-free build from this module's fixture Hub,
+    each the directory build's wheel plus the commit's "Hub revision" Project-URL."""
+    d = tmp_path_factory.mktemp("clean-hub")
+    r = kwheel("build", REPO, "--endpoint", hub.endpoint, "--cache-dir", d / "cache", "-o", d / "dist",
+               "--version", "0.1.1", env=H.clean_env(d / "home"))
+    assert r.returncode == 0, str(r)
+    assert r.json["source"]["commit"] == store["shas"][1] and r.json["source"]["repo_type"] == "kernel"
+    H.assert_like_directory_build(r, d / "dist", clean_dir, hub.endpoint, REPO)
+    return H.wheel_shas(r)
 
 
 def assert_survived(r: H.Run, ws: Workspace, clean: dict[str, str]) -> None:
@@ -187,9 +208,14 @@ def assert_failed(r: H.Run, ws: Workspace, exit_code: int, *needles: str, out_be
 # --------------------------------------------------------------------------- one writer
 
 
-def test_hub_build_is_byte_identical_to_directory_build(hub, store, ws, clean):
+def test_hub_build_is_byte_identical_to_directory_build(hub, store, ws, clean, clean_dir):
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert_survived(r, ws, clean)
+    # the directory build's bytes, plus one METADATA line: the commit it came from, as a tree URL
+    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, REPO)
+    for v in r.json["variants"]:
+        w = H.read_wheel(ws.out / v["filename"])
+        assert ("Hub revision, " + H.hub_revision_url(hub.endpoint, REPO, store["shas"][1])) in w.meta("Project-URL")
     # one wheel per variant
     assert sorted(v["variant"] for v in r.json["variants"]) == sorted(V011)
     assert all(v["status"] == "built" for v in r.json["variants"])
@@ -203,6 +229,8 @@ def test_hub_build_is_byte_identical_to_directory_build(hub, store, ws, clean):
         w = H.read_wheel(ws.out / v["filename"])
         want = {p.split("/", 2)[2]: b for p, b in build_files(C1).items()
                 if p.startswith(f"build/{v['variant']}/img2gray/")}
+        # the variant's metadata.json (beside the package) is packaged inside it
+        want["img2gray/metadata.json"] = C1[f"build/{v['variant']}/metadata.json"]
         assert w.package_files() == want
     # every file was fetched once: identical contents (the __init__.py of every variant) share a blob
     etags = {sha256(b) if p.endswith(".so") else hubfix.git_blob_oid(b) for p, b in build_files(C1).items()}
@@ -242,138 +270,9 @@ def test_variants_are_packed_while_later_ones_still_download(hub, store, ws, cle
     assert hub.fault(fault["id"])["fired"] == 1
 
 
-# --------------------------------------------------------------------------- the anchor: kernels to-wheel
-
-# What kernels 0.10.5 `to-wheel` does that kwheel deliberately does not (docs/wheel-naming.md).
-DELIBERATE = [
-    ("local version label", "torch27cu126cxx11 (torch27cucpucxx11, torch210cu128cxx11)",
-     "torch2.7.cu126 (torch2.7.cpu, torch2.10.cu128): dotted torch version, no cxx11 (always cxx11 since torch 2.7)"),
-    ("Requires-Dist for torch210", "torch==21.0.* (the variant's 210 split as 21.0)", "torch==2.10.*"),
-    ("Metadata-Version", "2.1", "2.4"),
-    ("METADATA Version", "0.1.1 without the local label, which its own file name carries",
-     "the full version, local label included, as in the file name"),
-    ("torch-universal tag", "py39-none-any", "py3-none-any (abi3 wheels stay cp39-abi3)"),
-    ("platform tag", "manylinux_2_28 always (its --manylinux-version flag), whatever the .so needs",
-     "the oldest manylinux policy the .so files' ELF evidence allows (auditwheel's rule): {ours_platform} here"),
-    ("Summary", "'img2gray kernel'", "'img2gray kernel for <variant>' plus a Markdown description"),
-    ("WHEEL Generator", "kernels (0.10.5)", "kwheel <version>"),
-]
-
-
-def _kernels_local(variant: str) -> str:
-    """kernels 0.10.5's local label, re-derived from its source (kernels/wheel.py)."""
-    parts = variant.removeprefix("torch").split("-")
-    return f"torch{parts[0][:-1]}{parts[0][-1:]}cu{parts[2].removeprefix('cu')}cxx{parts[1].removeprefix('cxx')}"
-
-
 def _ours_local(variant: str) -> str:
     m = re.match(r"torch(\d)(\d+)-cxx11-(cu\d+|cpu)-", variant)
     return f"torch{m.group(1)}.{m.group(2)}.{m.group(3)}"
-
-
-def _differences_doc(rows, pairs) -> str:
-    lines = ["# kwheel vs kernels 0.10.5 `to-wheel` on the fixture Hub (user/img2gray v0.1.1)", "",
-             "| what | kernels to-wheel | kwheel |", "| --- | --- | --- |"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    lines += ["", "Wheel pairs (identical package files in every pair):", ""]
-    lines += [f"- `{theirs}` <-> `{ours}`" for theirs, ours in pairs]
-    return "\n".join(lines) + "\n"
-
-
-def test_differential_against_kernels_to_wheel(hub, store, ws, clean, tmp_path):
-    if not Path(H.KERNELS_CLI).exists():
-        pytest.skip("kernels 0.10.5 CLI not installed in the venv")
-    theirs_dir = tmp_path / "theirs"
-    theirs_dir.mkdir()
-    khome = tmp_path / "khome"
-    env = hubfix.client_env(hub, khome)
-    k = subprocess.run([H.KERNELS_CLI, "to-wheel", REPO, "0.1.1"], env=env, cwd=theirs_dir,
-                       capture_output=True, text=True, timeout=120)
-    assert k.returncode == 0, k.stderr
-    # kwheel, pointed at the fixture by HF_ENDPOINT like kernels
-    r = kwheel("build", REPO, "--version", "0.1.1", "-o", ws.out, "--cache-dir", ws.cache,
-               env=ws.env(HF_ENDPOINT=hub.endpoint))
-    assert_survived(r, ws, clean)
-
-    theirs = {p.name: H.read_wheel(p) for p in theirs_dir.glob("*.whl")}
-    ours = {v["filename"]: (v["variant"], H.read_wheel(ws.out / v["filename"])) for v in r.json["variants"]}
-    assert len(theirs) == len(ours) == len(V011)
-
-    def ops_sha(w: H.Wheel) -> str:  # _ops.py names the variant's op namespace: unique per variant
-        return sha256(w.files["img2gray/_ops.py"])
-
-    by_ops = {ops_sha(w): (name, w) for name, w in theirs.items()}
-    pairs, platforms = [], set()
-    for ours_name, (variant, ow) in sorted(ours.items()):
-        theirs_name, tw = by_ops.pop(ops_sha(ow))
-        pairs.append((theirs_name, ours_name))
-        # identical package files, byte for byte
-        assert tw.package_files() == ow.package_files(), (theirs_name, ours_name)
-        assert set(tw.package_files()) == {p.split("/", 2)[2] for p in build_files(C1)
-                                            if p.startswith(f"build/{variant}/img2gray/")}
-        H.check_record(ws.out / ours_name)
-        H.check_record(theirs_dir / theirs_name)
-        tm, om = dict(tw.metadata), dict(ow.metadata)
-        twh, owh = dict(tw.wheel), dict(ow.wheel)
-        # the same: name, Requires-Python, Root-Is-Purelib, Wheel-Version, the platform tag of binaries
-        assert tm["Name"] == om["Name"] == "img2gray"
-        assert tm["Requires-Python"] == om["Requires-Python"] == ">=3.9"
-        assert twh["Root-Is-Purelib"] == owh["Root-Is-Purelib"] == ("true" if variant == UNIVERSAL else "false")
-        assert sorted(v for k, v in ow.wheel if k == "Tag") == sorted(next(v["tags"] for v in r.json["variants"]
-                                                                          if v["filename"] == ours_name))
-        assert twh["Wheel-Version"] == owh["Wheel-Version"] == "1.0"
-        # the deliberate differences, each asserted exactly
-        assert (tm["Metadata-Version"], om["Metadata-Version"]) == ("2.1", "2.4")
-        assert twh["Generator"] == "kernels (0.10.5)" and owh["Generator"].startswith("kwheel ")
-        assert tm["Summary"] == "img2gray kernel" and om["Summary"].startswith("img2gray kernel for ")
-        assert tm["Version"] == "0.1.1"
-        if variant == UNIVERSAL:
-            assert theirs_name == "img2gray-0.1.1-py39-none-any.whl"
-            assert ours_name == "img2gray-0.1.1-py3-none-any.whl"
-            assert tm["Requires-Dist"] == om["Requires-Dist"] == "torch"
-            assert om["Version"] == "0.1.1"
-            continue
-        tag = "cp39-abi3-manylinux_2_28_x86_64"
-        assert [v for k, v in tw.wheel if k == "Tag"] == [tag]
-        # ours: the platform tags the ELF evidence supports (the same for every variant: same kind of .so)
-        ours_tags = [v for k, v in ow.wheel if k == "Tag"]
-        assert ours_tags and all(re.fullmatch(r"cp39-abi3-manylinux(1|2010|2014|_2_\d+)_x86_64", t) for t in ours_tags)
-        platform = ".".join(t.split("-", 2)[2] for t in ours_tags)
-        platforms.add(platform)
-        assert theirs_name == f"img2gray-0.1.1+{_kernels_local(variant)}-{tag}.whl"
-        assert ours_name == f"img2gray-0.1.1+{_ours_local(variant)}-cp39-abi3-{platform}.whl"
-        assert om["Version"] == f"0.1.1+{_ours_local(variant)}"
-        if variant == CU128:
-            assert (tm["Requires-Dist"], om["Requires-Dist"]) == ("torch==21.0.*", "torch==2.10.*")
-        else:
-            assert tm["Requires-Dist"] == om["Requires-Dist"] == "torch==2.7.*"
-        # no METADATA field or WHEEL key beyond the ones accounted for above
-        assert set(tm) == {"Metadata-Version", "Name", "Version", "Summary", "Requires-Python", "Requires-Dist"}
-        assert set(om) - set(tm) == {"Description-Content-Type"}
-        assert set(twh) == set(owh) == {"Wheel-Version", "Generator", "Root-Is-Purelib", "Tag"}
-    assert not by_ops
-    (platform,) = platforms
-    assert ("img2gray-0.1.1+torch27cu126cxx11-cp39-abi3-manylinux_2_28_x86_64.whl",
-            f"img2gray-0.1.1+torch2.7.cu126-cp39-abi3-{platform}.whl") in pairs
-
-    rows = [(a, b, c.format(ours_platform=platform)) for a, b, c in DELIBERATE]
-    doc = _differences_doc(rows, pairs)
-    for d in {tmp_path, Path(os.environ.get("KWHEEL_BUILD_DIR") or tmp_path)}:
-        (d / "hub-vs-kernels-differences.md").write_text(doc)
-    naming = H.ROOT / "docs" / "wheel-naming.md"
-    if naming.exists():
-        text = naming.read_text()
-        for needle in ("torch27cu126cxx11", "torch2.7.cu126", "torch==21.0.*", "torch==2.10.*",
-                       "Metadata-Version", "py39-none-any"):
-            assert needle in text, f"docs/wheel-naming.md does not list the deliberate difference {needle!r}"
-
-    # kernels filled a standard HF cache: kwheel builds from it offline, to the same bytes
-    hub.clear_log()
-    out2 = tmp_path / "from-kernels-cache"
-    r2 = kwheel("build", REPO, "--version", "0.1.1", "--offline", "-o", out2, env=H.clean_env(khome))
-    assert r2.returncode == 0, str(r2)
-    assert H.wheel_shas(r2) == clean
-    assert hub.log() == []
 
 
 # --------------------------------------------------------------------------- faults: survived
@@ -384,7 +283,7 @@ def _cdn_path(data: bytes) -> str:
 
 
 def _resolve_path(path: str) -> str:
-    return f"/{REPO}/resolve/*/{path}"
+    return f"/kernels/{REPO}/resolve/*/{path}"
 
 
 SO_CU126 = so_path(C1, CU126)
@@ -424,7 +323,7 @@ def test_fault_corrupt_once_is_retried(hub, ws, clean):
 
 @pytest.mark.parametrize("where", ["api", "resolve"])
 def test_fault_429_waits_retry_after(hub, ws, clean, where):
-    path = f"/api/models/{REPO}/refs" if where == "api" else _resolve_path(OPS_CU128)
+    path = f"/api/kernels/{REPO}/refs" if where == "api" else _resolve_path(OPS_CU128)
     f = hub.add_fault("status", status=429, retry_after=1, path=path)
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert_survived(r, ws, clean)
@@ -441,8 +340,8 @@ def test_fault_429_waits_retry_after(hub, ws, clean, where):
                                           (503, "resolve-lfs"), (503, "cdn")])
 def test_fault_5xx_is_retried(hub, ws, clean, status, where):
     spec = {
-        "api-refs": dict(path=f"/api/models/{REPO}/refs"),
-        "api-tree-page-2": dict(path=f"/api/models/{REPO}/tree/*", skip=1),
+        "api-refs": dict(path=f"/api/kernels/{REPO}/refs"),
+        "api-tree-page-2": dict(path=f"/api/kernels/{REPO}/tree/*", skip=1),
         "resolve-plain": dict(path=_resolve_path(OPS_CU128)),
         "resolve-lfs": dict(path=_resolve_path(SO_CU126)),
         "cdn": dict(listener="cdn", path=_cdn_path(C1[SO_CU126])),
@@ -464,7 +363,7 @@ def test_fault_slow_response_is_waited_for(hub, ws, clean, where):
         f = hub.add_fault("slow", listener="cdn", path=_cdn_path(C1[SO_CU126]), delay=0.3,
                           bytes_per_sec=150_000)
     else:
-        f = hub.add_fault("slow", path=f"/api/models/{REPO}/tree/*", delay=0.5)
+        f = hub.add_fault("slow", path=f"/api/kernels/{REPO}/tree/*", delay=0.5)
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert_survived(r, ws, clean)
     (hit,) = [e for e in hub.log() if e["fault"] and e["fault"]["id"] == f["id"]]
@@ -476,7 +375,7 @@ def test_fault_slow_response_is_waited_for(hub, ws, clean, where):
 
 @pytest.mark.parametrize("on", ["refs", "tree"])
 def test_fault_truncated_json_once_is_retried(hub, ws, clean, on):
-    f = hub.add_fault("truncate_json", path=f"/api/models/{REPO}/{on}*")
+    f = hub.add_fault("truncate_json", path=f"/api/kernels/{REPO}/{on}*")
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert_survived(r, ws, clean)
     assert hub.fault(f["id"])["fired"] == 1
@@ -484,7 +383,7 @@ def test_fault_truncated_json_once_is_retried(hub, ws, clean, on):
 
 @pytest.mark.parametrize("where", ["api", "hub-resolve", "cdn"])
 def test_fault_disconnect_without_answer_is_retried(hub, ws, clean, where):
-    spec = {"api": dict(path=f"/api/models/{REPO}/tree/*"),
+    spec = {"api": dict(path=f"/api/kernels/{REPO}/tree/*"),
             "hub-resolve": dict(path=_resolve_path(OPS_CU128)),
             "cdn": dict(listener="cdn", path=_cdn_path(C1[SO_CU126]))}[where]
     f = hub.add_fault("disconnect", **spec)
@@ -520,7 +419,7 @@ def test_fault_corrupt_always_fails_with_sha256_mismatch(hub, ws):
 
 @pytest.mark.parametrize("where", ["api", "resolve"])
 def test_fault_redirect_loop_fails(hub, ws, where):
-    path = f"/api/models/{REPO}/refs" if where == "api" else _resolve_path(SO_CU126)
+    path = f"/api/kernels/{REPO}/refs" if where == "api" else _resolve_path(SO_CU126)
     f = hub.add_fault("redirect_loop", path=path, times=None)
     r = hub_build(hub, ws, "--version", "0.1.1")
     err = assert_failed(r, ws, 4, "too many redirects")
@@ -564,7 +463,7 @@ def test_concurrent_builds_share_the_cache(hub, ws, clean, tmp_path):
 
 @pytest.mark.parametrize("on", ["refs", "tree"])
 def test_fault_truncated_json_always_fails(hub, ws, on):
-    f = hub.add_fault("truncate_json", path=f"/api/models/{REPO}/{on}*", times=None)
+    f = hub.add_fault("truncate_json", path=f"/api/kernels/{REPO}/{on}*", times=None)
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert_failed(r, ws, 4, REPO, "JSON")
     assert 2 <= hub.fault(f["id"])["fired"] <= 10
@@ -645,10 +544,11 @@ def test_gated_repo_without_token(hub, ws):
     assert_failed(r, ws, 6, GATED, "gated")
 
 
-def test_gated_repo_granted_with_token(hub, ws, clean):
+def test_gated_repo_granted_with_token(hub, ws, clean_dir):
     r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", "--token", TOKEN, repo=GATED)
     assert r.returncode == 0, str(r)
-    assert H.wheel_shas(r) == clean and TOKEN not in r.output
+    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, GATED)
+    assert TOKEN not in r.output
     assert not any(e["auth"] for e in hub.log(listener="cdn"))
 
 
@@ -687,10 +587,14 @@ def test_warm_cache_downloads_nothing(hub, ws, clean):
     assert {e["kind"] for e in log} <= {"refs", "tree"}
 
 
-def test_offline_builds_from_cache_with_server_stopped(store, ws, clean):
+def test_offline_builds_from_cache_with_server_stopped(store, ws, clean_dir):
     with hubfix.hub_server(store["root"], page_size=PAGE_SIZE) as srv:
         endpoint = srv.endpoint
-        assert_survived(hub_build(srv, ws, "--version", "0.1.1"), ws, clean)
+        r = hub_build(srv, ws, "--version", "0.1.1")
+        assert r.returncode == 0, str(r)
+        H.assert_like_directory_build(r, ws.out, clean_dir, endpoint, REPO)
+        clean = H.wheel_shas(r)  # this server's endpoint is in the wheels' "Hub revision" URL
+        assert_survived(r, ws, clean)
     # the server is gone: any request would fail with exit code 4
     for args, extra in [(["--offline", "--version", "0.1.1"], {}),
                         (["--version", "0.1.1"], {"HF_HUB_OFFLINE": "1"}),
@@ -721,7 +625,7 @@ def test_offline_with_empty_cache_fails_clearly(hub, ws):
 
 
 @pytest.mark.parametrize("how", ["flag", "env", "file"])
-def test_private_repo_with_token(hub, store, ws, clean, how):
+def test_private_repo_with_token(hub, store, ws, clean_dir, how):
     args, extra = ["--version", "0.1.1", "--name", "img2gray"], {}
     if how == "flag":
         args += ["--token", TOKEN]
@@ -737,7 +641,7 @@ def test_private_repo_with_token(hub, store, ws, clean, how):
         source = str(tok)
     r = hub_build(hub, ws, *args, repo=PRIVATE, env=ws.env(**extra))
     assert r.returncode == 0, str(r)
-    assert H.wheel_shas(r) == clean  # same files as user/img2gray v0.1.1, same wheels
+    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, PRIVATE)  # same files as user/img2gray v0.1.1
     assert r.json["source"]["token"] == f"from {source}"
     assert TOKEN not in r.output
     hub_log, cdn_log = hub.log(listener="hub"), hub.log(listener="cdn")
@@ -747,7 +651,7 @@ def test_private_repo_with_token(hub, store, ws, clean, how):
     assert all(e["status"] == 200 for e in cdn_log)
 
 
-def test_world_readable_token_file_is_used_with_a_warning(hub, ws, clean):
+def test_world_readable_token_file_is_used_with_a_warning(hub, ws, clean_dir):
     """The HF token file readable by every user: the build still uses it, and warns once on stderr,
     naming the file and the chmod that fixes it; at 0600 there is no warning."""
     ws.home.mkdir(parents=True)
@@ -756,7 +660,8 @@ def test_world_readable_token_file_is_used_with_a_warning(hub, ws, clean):
     tok.chmod(0o644)
     r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", repo=PRIVATE)
     assert r.returncode == 0, str(r)
-    assert H.wheel_shas(r) == clean and r.json["source"]["token"] == f"from {tok}"
+    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, PRIVATE)
+    assert r.json["source"]["token"] == f"from {tok}"
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
     assert warnings == [f"kwheel: warning: token file {tok} is readable by every user; run: chmod 600 {tok}"], r.stderr
     assert TOKEN not in r.output
@@ -819,19 +724,57 @@ def test_version_major_picks_branch(hub, store, ws):
     r = hub_build(hub, ws, "--version", "0")
     assert r.returncode == 0, str(r)
     src = r.json["source"]
-    assert (src["commit"], src["ref"], src["version"]) == (store["shas"][2], "v0", "0.2.0")
+    assert (src["commit"], src["ref"], src["kernel_version"], src["latest"]) == (store["shas"][2], "v0", 0, False)
     assert {v["variant"] for v in r.json["variants"]} == variants_of(C2)
-    assert all(v["filename"].startswith("img2gray-0.2.0") for v in r.json["variants"])
+    # reached through a vN branch: <kernel version>.<commits in its history>, the kernel version
+    # from the commit's own metadata.json ("version": 1), the history C0..C2
+    assert all(v["filename"].startswith("img2gray-1.3") and v["version"].split("+")[0] == "1.3"
+               for v in r.json["variants"]), str(r)
 
 
-def test_untagged_main_needs_wheel_version(hub, store, ws):
+def test_default_builds_the_highest_version_branch(hub, store, ws):
     r = hub_build(hub, ws)
-    err = assert_failed(r, ws, 2, "main", "--wheel-version")
-    assert store["shas"][3][:12] in err
-    assert hub.downloads() == 0  # refused before downloading anything
-    r = hub_build(hub, ws, "--wheel-version", "0.3.0.dev1")
+    assert r.returncode == 0, str(r)
+    src = r.json["source"]
+    assert (src["commit"], src["ref"], src["kernel_version"], src["latest"]) == (store["shas"][2], "v0", 0, True)
+    assert "v0" in src["requested"] and "highest" in src["requested"], src  # says which
+    assert {v["variant"] for v in r.json["variants"]} == variants_of(C2)
+    assert all(v["version"].split("+")[0] == "1.3" for v in r.json["variants"]), str(r)
+
+
+def test_repo_without_version_branch_fails_listing_refs(hub, ws):
+    r = hub_build(hub, ws, repo=NOBUILD)
+    err = assert_failed(r, ws, 5, NOBUILD, "no version branch", "--revision")
+    assert re.search(r"\bmain\b", err) and re.search(r"\bv0\.1\.0\b", err), err
+    assert hub.downloads() == 0
+
+
+def test_untagged_main_gets_kernel_version_and_history_length(hub, store, ws):
+    r = hub_build(hub, ws, "--revision", "main")
+    assert r.returncode == 0, str(r)
+    src = r.json["source"]
+    assert src["commit"] == store["shas"][3] and src["ref"] == "main" and "version" not in src
+    # metadata.json's "version": 1, four commits in main's history
+    assert all(v["filename"].startswith("img2gray-1.4") and v["version"].split("+")[0] == "1.4"
+               for v in r.json["variants"]), str(r)
+    assert {v["variant"] for v in r.json["variants"]} == variants_of(C3)
+    assert hub.log(kind="commits"), "the history length was not asked of the Hub"
+    shutil.rmtree(ws.out)
+    r = hub_build(hub, ws, "--revision", "main", "--wheel-version", "0.3.0.dev1")
     assert r.returncode == 0, str(r)
     assert r.json["source"]["commit"] == store["shas"][3] and "version" not in r.json["source"]
+    assert all(v["filename"].startswith("img2gray-0.3.0.dev1") for v in r.json["variants"])
+
+
+def test_untagged_commit_without_kernel_version_needs_wheel_version(hub, ws):
+    r = hub_build(hub, ws, "--revision", "main", repo=NOMETA)
+    assert r.returncode == 2, str(r)
+    assert "is not a vN branch, carries no vX.Y.Z tag, and its variants have no metadata.json" in r.stderr
+    assert "--wheel-version" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not hub.log(kind="resolve"), "it downloaded before refusing"
+    assert not ws.out.exists()
+    r = hub_build(hub, ws, "--revision", "main", "--wheel-version", "0.3.0.dev1", repo=NOMETA)
+    assert r.returncode == 0, str(r)
     assert all(v["filename"].startswith("img2gray-0.3.0.dev1") for v in r.json["variants"])
 
 
@@ -855,17 +798,21 @@ def test_kwheel_cache_is_a_standard_hf_cache(hub, store, ws):
 
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert r.returncode == 0, str(r)
+    assert r.json["source"]["repo_type"] == "kernel"
     for rev in ("v0.1.1", store["shas"][1]):
-        snap = Path(snapshot_download(REPO, revision=rev, cache_dir=ws.cache, local_files_only=True))
+        snap = Path(snapshot_download(REPO, repo_type="kernel", revision=rev, cache_dir=ws.cache,
+                                      local_files_only=True))
         assert snap.name == store["shas"][1]
         got = {p.relative_to(snap).as_posix(): p.read_bytes() for p in snap.rglob("*") if p.is_file()}
         assert got == build_files(C1)
-    p = hf_hub_download(REPO, SO_CU126, revision="v0.1.1", cache_dir=ws.cache, local_files_only=True)
+    p = hf_hub_download(REPO, SO_CU126, repo_type="kernel", revision="v0.1.1", cache_dir=ws.cache,
+                        local_files_only=True)
     assert Path(p).read_bytes() == C1[SO_CU126]
     info = scan_cache_dir(ws.cache)
     assert not info.warnings, info.warnings
     (repo,) = info.repos
-    assert repo.repo_id == REPO and repo.repo_type == "model"
+    assert repo.repo_id == REPO and repo.repo_type == "kernel"
+    assert repo.repo_path.name == f"kernels--{USER}--img2gray"
     (rev,) = repo.revisions
     assert rev.commit_hash == store["shas"][1] and "v0.1.1" in rev.refs
     assert rev.nb_files == len(build_files(C1))
@@ -874,11 +821,12 @@ def test_kwheel_cache_is_a_standard_hf_cache(hub, store, ws):
 def test_kwheel_offline_uses_snapshot_download_cache(hub, store, ws, clean):
     from huggingface_hub import snapshot_download
 
-    snapshot_download(REPO, revision="v0.1.1", cache_dir=ws.cache, endpoint=hub.endpoint, token=False)
+    snapshot_download(REPO, repo_type="kernel", revision="v0.1.1", cache_dir=ws.cache, endpoint=hub.endpoint,
+                      token=False)
     hub.clear_log()
     r = hub_build(hub, ws, "--offline", "--version", "0.1.1")
     assert_survived(r, ws, clean)
-    assert r.json["source"]["commit"] == store["shas"][1]
+    assert r.json["source"]["commit"] == store["shas"][1] and r.json["source"]["repo_type"] == "kernel"
     assert hub.log() == []
 
 
@@ -909,3 +857,36 @@ def test_repo_type_kernel_uses_kernel_routes(hub, ws, clean):
     assert any(p.startswith(f"/kernels/{REPO}/resolve/") for p in paths)
     assert (ws.cache / f"kernels--{USER}--img2gray" / "snapshots").is_dir()
     assert not (ws.cache / f"models--{USER}--img2gray").exists()
+
+
+def test_repo_type_model_uses_model_routes(hub, ws, clean_dir):
+    r = hub_build(hub, ws, "--version", "0.1.1", "--repo-type", "model")
+    assert r.returncode == 0, str(r)
+    assert (r.json["source"]["repo_type"], r.json["source"]["repo_type_fallback"]) == ("model", False)
+    assert "kwheel: warning:" not in r.stderr
+    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, REPO)
+    paths = [e["path"] for e in hub.log(listener="hub")]
+    assert paths and all(p.startswith((f"/api/models/{REPO}/", f"/{REPO}/resolve/")) for p in paths)
+    assert any(p.startswith(f"/{REPO}/resolve/") for p in paths)
+    assert (ws.cache / f"models--{USER}--img2gray" / "snapshots").is_dir()
+    assert not (ws.cache / f"kernels--{USER}--img2gray").exists()
+
+
+def test_model_only_repo_is_found_as_model_repo_with_a_warning(hub, ws, clean_dir):
+    r = hub_build(hub, ws, "--version", "0.1.1", repo=MODEL_ONLY)
+    assert r.returncode == 0, str(r)
+    src = r.json["source"]
+    assert (src["repo_type"], src["repo_type_fallback"], src["ref"]) == ("model", True, "v0.1.1")
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
+    assert len(warnings) == 1 and MODEL_ONLY in warnings[0] and "model repo" in warnings[0], r.stderr
+    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, MODEL_ONLY)
+    # asked as a kernel repo first, then read through the model routes only
+    paths = [e["path"] for e in hub.log(listener="hub")]
+    assert paths[0].startswith(f"/api/kernels/{MODEL_ONLY}/")
+    assert all(p.startswith((f"/api/models/{MODEL_ONLY}/", f"/{MODEL_ONLY}/resolve/")) for p in paths[1:]), paths
+    assert (ws.cache / f"models--{USER}--img2gray-model" / "snapshots").is_dir()
+    assert not (ws.cache / f"kernels--{USER}--img2gray-model").exists()
+    # the kernel type forced: not found, and no fallback
+    shutil.rmtree(ws.out)
+    r = hub_build(hub, ws, "--version", "0.1.1", "--repo-type", "kernel", repo=MODEL_ONLY)
+    assert_failed(r, ws, 5, MODEL_ONLY, "not found")

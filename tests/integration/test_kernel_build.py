@@ -1,11 +1,14 @@
 """Builds the sample kernel kernels/img2gray with scripts/build-kernel and
-checks it the way a Hub consumer would meet it: the build/<variant>/ layout,
-the variant name, the generated _ops.py, what the .so links against, and
-that the op computes the right thing (and that a wrong build is caught).
+checks it the way a Hub consumer would meet it: the build/<variant>/ layout
+(compat by default, flat and nested on request), metadata.json, the variant
+name, the generated _ops.py, what the .so links against, and that the op
+computes the right thing (and that a wrong build is caught).
 
 Expectations are derived independently of the build: the variant name from
-the torch the kernel is built against (asked at test time), the ops hash by
-re-hashing the sources here, the gray values from plain torch arithmetic.
+the torch the kernel is built against (asked at test time), the kernel id
+(_img2gray_cpu_<hash>) by re-hashing the sources here, metadata.json's
+digest by hashing the variant's files here, the gray values from plain
+torch arithmetic.
 
 Torch comes from Debian's /usr/bin/python3 (python3-torch); the pytest venv
 has none, so everything that imports torch runs in a subprocess.
@@ -13,6 +16,7 @@ has none, so everything that imports torch runs in a subprocess.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -69,6 +73,12 @@ def build_kernel(out: Path, *args: str) -> Path:
     return Path(r.stdout.strip().splitlines()[-1])
 
 
+def ops_name(wrong: bool = False) -> str:
+    """kernel-builder's kernel id, _{name}_{backend}_{unique id}: the op namespace, the
+    extension module's name and metadata.json's "id"."""
+    return f"_img2gray_cpu_{expected_ops_hash(wrong)}"
+
+
 def expected_ops_hash(wrong: bool = False) -> str:
     """The documented scheme, re-implemented: sha256 over a sha256sum-style
     listing of build.toml + cmake/ + csrc/ + torch-ext/, first 7 hex."""
@@ -106,8 +116,33 @@ def torch_facts() -> dict:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
+    """The default build: the compat layout (flat variant + img2gray/ compat module)."""
     out = tmp_path_factory.mktemp("kernel-out")
     return out, build_kernel(out, "--cpu")
+
+
+# --layout arguments -> the variant's files (relative to build/<variant>/), <id> the kernel id.
+LAYOUTS = {
+    "compat": ([], ["__init__.py", "_kwheel_check.py", "_ops.py", "<id>.abi3.so", "metadata.json",
+                    "img2gray/__init__.py"]),
+    "flat": (["--layout", "flat"], ["__init__.py", "_kwheel_check.py", "_ops.py", "<id>.abi3.so", "metadata.json"]),
+    "nested": (["--layout", "nested"], ["metadata.json", "img2gray/__init__.py", "img2gray/_kwheel_check.py",
+                                         "img2gray/_ops.py", "img2gray/<id>.abi3.so"]),
+    "nested-no-metadata": (["--layout", "nested", "--no-metadata"],
+                           ["img2gray/__init__.py", "img2gray/_kwheel_check.py", "img2gray/_ops.py",
+                            "img2gray/<id>.abi3.so"]),
+}
+
+
+@pytest.fixture(scope="module")
+def built_layouts(built, tmp_path_factory) -> dict[str, tuple[Path, Path]]:
+    """Every layout, each into its own --out (one CMake build serves them all)."""
+    res = {"compat": built}
+    for layout, (args, _) in LAYOUTS.items():
+        if layout != "compat":
+            out = tmp_path_factory.mktemp(f"kernel-out-{layout}")
+            res[layout] = (out, build_kernel(out, "--cpu", *args))
+    return res
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +152,22 @@ def built_wrong(tmp_path_factory) -> Path:
 
 
 def the_so(variant_dir: Path) -> Path:
-    (so,) = (variant_dir / "img2gray").glob("*.so")
+    """The extension module of a flat/compat variant (the default layout): at the variant's top."""
+    (so,) = variant_dir.glob("*.so")
     return so
+
+
+def kernels_digest(variant_dir: Path) -> dict[str, str]:
+    """metadata.json's digest as kernels computes it (kernels/img2gray/README.md): every file below
+    the variant but metadata.json(.sigstore) at its top, keyed by relative path, valued by the
+    padded standard base64 of its sha256."""
+    out = {}
+    for p in sorted(variant_dir.rglob("*")):
+        rel = p.relative_to(variant_dir).as_posix()
+        if not p.is_file() or rel in ("metadata.json", "metadata.json.sigstore") or "__pycache__" in p.parts:
+            continue
+        out[rel] = base64.b64encode(hashlib.sha256(p.read_bytes()).digest()).decode()
+    return out
 
 
 def test_variant_name_follows_hub_grammar(built, torch_facts):
@@ -130,24 +179,38 @@ def test_variant_name_follows_hub_grammar(built, torch_facts):
     assert re.fullmatch(r"torch\d+-cxx(11|98)-(cpu|cu\d+)-[a-z0-9_]+-[a-z]+", variant_dir.name)
 
 
-def test_layout_is_exactly_the_hub_layout(built):
-    out, variant_dir = built
-    ops_name = f"_img2gray_{expected_ops_hash()}"
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_layout_is_exactly_the_hub_layout(built_layouts, layout):
+    out, variant_dir = built_layouts[layout]
     everything = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
     v = f"build/{variant_dir.name}"
-    assert everything == sorted([
-        "build", v, f"{v}/img2gray",
-        f"{v}/img2gray/__init__.py",
-        f"{v}/img2gray/_kwheel_check.py",  # the check `kwheel validate` runs
-        f"{v}/img2gray/_ops.py",
-        f"{v}/img2gray/{ops_name}.abi3.so",
-    ])
+    files = [f.replace("<id>", ops_name()) for f in LAYOUTS[layout][1]]  # _kwheel_check.py: what `kwheel validate` runs
+    dirs = ["build", v] + ([f"{v}/img2gray"] if any(f.startswith("img2gray/") for f in files) else [])
+    assert everything == sorted(dirs + [f"{v}/{f}" for f in files])
 
 
-def test_ops_py_is_what_kernel_builder_generates(built):
-    _, variant_dir = built
-    name = f"_img2gray_{expected_ops_hash()}"
-    assert (variant_dir / "img2gray" / "_ops.py").read_text() == (
+@pytest.mark.parametrize("layout", sorted(set(LAYOUTS) - {"nested-no-metadata"}))
+def test_metadata_json_is_kernel_builders(built_layouts, layout):
+    _, variant_dir = built_layouts[layout]
+    meta = json.loads((variant_dir / "metadata.json").read_text())
+    assert {k: v for k, v in meta.items() if k != "digest"} == {
+        "name": "img2gray", "id": ops_name(), "version": 1, "license": "Apache-2.0",
+        "python-depends": [], "kernel-depends": [], "backend": {"type": "cpu"},
+    }
+    assert meta["digest"] == {"algorithm": "sha256", "files": kernels_digest(variant_dir)}
+
+
+def test_kernel_version_sets_metadata_version(tmp_path):
+    variant_dir = build_kernel(tmp_path / "out", "--cpu", "--kernel-version", "3")
+    assert json.loads((variant_dir / "metadata.json").read_text())["version"] == 3
+
+
+@pytest.mark.parametrize("layout", ["compat", "nested"])
+def test_ops_py_is_what_kernel_builder_generates(built_layouts, layout):
+    _, variant_dir = built_layouts[layout]
+    pkg = variant_dir / "img2gray" if layout == "nested" else variant_dir
+    name = ops_name()
+    assert (pkg / "_ops.py").read_text() == (
         "import torch\n"
         f"from . import {name}\n"
         f"ops = torch.ops.{name}\n"
@@ -156,14 +219,18 @@ def test_ops_py_is_what_kernel_builder_generates(built):
         '    """\n'
         "    Prefix op by namespace.\n"
         '    """\n'
-        f'    return f"{name}::{{op_name}}"'
+        f'    return f"{name}::{{op_name}}"\n'
     )
 
 
-def test_init_py_is_the_source_package(built):
-    _, variant_dir = built
-    assert (variant_dir / "img2gray" / "__init__.py").read_bytes() == (
-        KERNEL / "torch-ext" / "img2gray" / "__init__.py").read_bytes()
+def test_init_py_is_the_source_package(built_layouts):
+    source = (KERNEL / "torch-ext" / "img2gray" / "__init__.py").read_bytes()
+    assert (built_layouts["compat"][1] / "__init__.py").read_bytes() == source
+    assert (built_layouts["flat"][1] / "__init__.py").read_bytes() == source
+    assert (built_layouts["nested"][1] / "img2gray" / "__init__.py").read_bytes() == source
+    # compat: img2gray/__init__.py is the compatibility module re-exporting the flat package
+    assert (built_layouts["compat"][1] / "img2gray" / "__init__.py").read_bytes() == (
+        KERNEL / "cmake" / "compat.py").read_bytes()
 
 
 @pytest.mark.skipif(shutil.which("readelf") is None or shutil.which("nm") is None,
@@ -190,9 +257,11 @@ def test_so_links_only_against_torch_already_loaded(built):
 
     defined = subprocess.run(["nm", "-D", "--defined-only", str(so)],
                              capture_output=True, text=True, check=True).stdout
-    assert f"PyInit__img2gray_{expected_ops_hash()}" in defined
-    # Hidden visibility: implementation symbols stay private to this build.
-    assert "img2gray_cpu" not in defined and "img2gray_pixel" not in defined
+    assert f"PyInit_{ops_name()}" in defined
+    # Hidden visibility: implementation symbols stay private to this build (the module's
+    # init function is named after the kernel id, _img2gray_cpu_<hash>, so it is set aside).
+    names = {line.split()[-1] for line in defined.splitlines() if line.strip()} - {f"PyInit_{ops_name()}"}
+    assert not [n for n in names if "img2gray_cpu" in n or "img2gray_pixel" in n], names
 
 
 def test_so_has_no_build_paths(built):
@@ -202,17 +271,20 @@ def test_so_has_no_build_paths(built):
         assert path.encode() not in blob, f"{path} baked into the .so"
 
 
-def test_kernel_matches_plain_torch_reference(built):
-    _, variant_dir = built
-    ops_name = f"_img2gray_{expected_ops_hash()}"
+@pytest.mark.parametrize("layout", ["compat", "nested"])
+def test_kernel_matches_plain_torch_reference(built_layouts, layout):
+    # `import img2gray` with the variant dir on sys.path: the compat module (re-exporting the
+    # flat package) or the nested package itself
+    _, variant_dir = built_layouts[layout]
+    name = ops_name()
     res = run_torch_python(
         f"""
         import json, torch
         import img2gray
-        ns = getattr(torch.ops, {ops_name!r})
+        ns = getattr(torch.ops, {name!r})
         op = ns.img2gray  # raises if the namespace has no such op
         schema = op.default._schema
-        qual = {ops_name!r} + "::img2gray"
+        qual = {name!r} + "::img2gray"
         res = {{
             "module_file": img2gray.__file__,
             "args": [a.name for a in schema.arguments],
@@ -309,9 +381,9 @@ def test_bad_inputs_raise_clear_errors(built):
 
 def test_wrong_build_is_caught(built_wrong):
     # Also in its own namespace: a wrong build can never pose as the right one.
-    ops_name = f"_img2gray_{expected_ops_hash(wrong=True)}"
-    assert ops_name != f"_img2gray_{expected_ops_hash()}"
-    assert the_so(built_wrong).name == f"{ops_name}.abi3.so"
+    assert ops_name(wrong=True) != ops_name()
+    assert the_so(built_wrong).name == f"{ops_name(wrong=True)}.abi3.so"
+    assert json.loads((built_wrong / "metadata.json").read_text())["id"] == ops_name(wrong=True)
     res = run_torch_python(
         """
         import json, torch
@@ -331,12 +403,15 @@ def test_rebuild_is_idempotent_and_prunes_stale_files(built):
     out, variant_dir = built
     so = the_so(variant_dir)
     before = (so.read_bytes(), so.stat().st_mtime_ns)
-    pkg = variant_dir / "img2gray"
-    (pkg / "_img2gray_0000000.abi3.so").write_bytes(b"stale")
-    (pkg / "__pycache__").mkdir()
+    meta = (variant_dir / "metadata.json").read_bytes()
+    (variant_dir / "_img2gray_cpu_0000000.abi3.so").write_bytes(b"stale")
+    (variant_dir / "__pycache__").mkdir()
+    (variant_dir / "img2gray" / "_ops.py").write_bytes(b"a stale nested layout\n")
     assert build_kernel(out, "--cpu") == variant_dir
-    assert sorted(p.name for p in pkg.iterdir()) == sorted(["__init__.py", "_kwheel_check.py", "_ops.py", so.name])
+    assert sorted(p.relative_to(variant_dir).as_posix() for p in variant_dir.rglob("*")) == sorted(
+        ["__init__.py", "_kwheel_check.py", "_ops.py", so.name, "metadata.json", "img2gray", "img2gray/__init__.py"])
     assert (so.read_bytes(), so.stat().st_mtime_ns) == before
+    assert (variant_dir / "metadata.json").read_bytes() == meta
 
 
 def test_build_is_reproducible_across_build_dirs(built, tmp_path):
@@ -345,8 +420,9 @@ def test_build_is_reproducible_across_build_dirs(built, tmp_path):
     _, variant_dir = built
     other = build_kernel(tmp_path / "out", "--cpu", "--build-dir", str(tmp_path / "cmake"))
     assert other.name == variant_dir.name
-    for name in ("__init__.py", "_kwheel_check.py", "_ops.py", the_so(variant_dir).name):
-        assert (other / "img2gray" / name).read_bytes() == (variant_dir / "img2gray" / name).read_bytes(), name
+    for name in ("__init__.py", "_kwheel_check.py", "_ops.py", the_so(variant_dir).name, "metadata.json",
+                 "img2gray/__init__.py"):
+        assert (other / name).read_bytes() == (variant_dir / name).read_bytes(), name
 
 
 def _nvcc() -> str | None:

@@ -36,12 +36,14 @@ def store(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def clean(store, tmp_path_factory) -> dict[str, str]:
-    """{filename: sha256} of the wheels built from the commit's directory, no network."""
+def clean(store, tmp_path_factory) -> Path:
+    """The -o of the wheels built from the commit's directory, no network. A Hub build gives
+    the same bytes but for the "Hub revision" Project-URL (H.assert_like_directory_build)."""
     out = tmp_path_factory.mktemp("clean") / "dist"
     r = kwheel("build", store["dir"], "--version", "0.1.0", "--name", "img2gray", "-o", out)
     assert r.returncode == 0, str(r)
-    return H.wheel_shas(r)
+    assert H.dir_shas(out) == H.wheel_shas(r)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +79,9 @@ def tls_hub(store, pki):
 
 
 def tls_build(tls_hub, tmp_path, *extra, env=None):
-    return kwheel("build", REPO, "--endpoint", tls_hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
-                  "-o", tmp_path / "dist", *extra, env=env or H.clean_env(tmp_path / "home"))
+    return kwheel("build", REPO, "--revision", "main", "--endpoint", tls_hub.endpoint, "--token", TOKEN,
+                  "--cache-dir", tmp_path / "cache", "-o", tmp_path / "dist", *extra,
+                  env=env or H.clean_env(tmp_path / "home"))
 
 
 def test_tls_self_signed_hub_is_refused_by_default(tls_hub, tmp_path):
@@ -93,7 +96,7 @@ def test_tls_self_signed_hub_is_refused_by_default(tls_hub, tmp_path):
 def test_tls_ca_bundle_option_trusts_the_private_ca(tls_hub, pki, tmp_path, clean):
     r = tls_build(tls_hub, tmp_path, "--ca-bundle", pki["ca"])
     assert r.returncode == 0, str(r)
-    assert H.wheel_shas(r) == clean and H.dir_shas(tmp_path / "dist") == clean
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, tls_hub.endpoint, REPO)
     # LFS files came through the CDN listener, over TLS too
     assert any(e["listener"] == "cdn" for e in tls_hub.log())
 
@@ -103,7 +106,7 @@ def test_tls_ca_bundle_from_environment(tls_hub, pki, tmp_path, clean):
         d = tmp_path / var
         r = tls_build(tls_hub, d, env=H.clean_env(d / "home", **{var: pki["ca"]}))
         assert r.returncode == 0, str(r)
-        assert H.wheel_shas(r) == clean
+        H.assert_like_directory_build(r, d / "dist", clean, tls_hub.endpoint, REPO)
 
 
 def test_tls_wrong_ca_bundle_names_the_file_in_use(tls_hub, pki, tmp_path):
@@ -125,13 +128,14 @@ def test_stalled_download_times_out_and_is_retried(hub, tmp_path, clean):
     hub.clear_log()
     fault = hub.add_fault("hold", path=f"*/build/{CPU}/img2gray/*.so", max_seconds=60)
     try:
-        r = kwheel("build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
-                   "-o", tmp_path / "dist", "--stall-timeout", "2", env=H.clean_env(tmp_path / "home"),
+        r = kwheel("build", REPO, "--revision", "main", "--endpoint", hub.endpoint, "--token", TOKEN,
+                   "--cache-dir", tmp_path / "cache", "-o", tmp_path / "dist", "--stall-timeout", "2",
+                   env=H.clean_env(tmp_path / "home"),
                    timeout=45)  # held 60 s: a run still going at 45 s did not apply the 2 s timeout
     finally:
         hub.release(fault["id"])
     assert r.returncode == 0, str(r)
-    assert H.wheel_shas(r) == clean
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, hub.endpoint, REPO)
     assert r.json["transfers"]["retries"] >= 1
     gets = [e for e in hub.log() if e["method"] == "GET" and f"/build/{CPU}/img2gray/" in e["path"] and e["path"].endswith(".so")]
     # The held request is logged as it arrives ("held"); whether its late answer after the release
@@ -191,15 +195,15 @@ def test_disk_full_while_writing_a_wheel_leaves_out_as_it_was(store, tmp_path):
 
 def test_disk_full_while_downloading_keeps_the_cache_sound(hub, tmp_path, clean):
     env = H.clean_env(tmp_path / "home")
-    args = ["build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir", tmp_path / "cache",
-            "-o", tmp_path / "dist"]
+    args = ["build", REPO, "--revision", "main", "--endpoint", hub.endpoint, "--token", TOKEN,
+            "--cache-dir", tmp_path / "cache", "-o", tmp_path / "dist"]
     r = run_limited(1_000_000, *args, env=env)
     one_line_error(r, 7, "file too large")
     assert not (tmp_path / "dist").exists()
     H.check_cache(tmp_path / "cache")  # no blob holds wrong bytes; partial downloads stay .incomplete
     r = kwheel(*args, env=env)  # resumes and completes
     assert r.returncode == 0, str(r)
-    assert H.wheel_shas(r) == clean
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, hub.endpoint, REPO)
     assert H.check_cache(tmp_path / "cache")["incomplete"] == 0
 
 
@@ -212,8 +216,8 @@ def test_two_builds_share_one_cache_and_one_out(hub, tmp_path, clean):
     hub.clear_log()
     fault = hub.add_fault("hold", path=f"*/build/{CU126}/img2gray/*.so", max_seconds=60)
     env = H.clean_env(tmp_path / "home")
-    args = [H.KWHEEL, "build", REPO, "--endpoint", hub.endpoint, "--token", TOKEN, "--cache-dir",
-            str(tmp_path / "cache"), "-o", str(tmp_path / "dist"), "--json"]
+    args = [H.KWHEEL, "build", REPO, "--revision", "main", "--endpoint", hub.endpoint, "--token", TOKEN,
+            "--cache-dir", str(tmp_path / "cache"), "-o", str(tmp_path / "dist"), "--json"]
     procs = []
     try:
         procs = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -230,9 +234,9 @@ def test_two_builds_share_one_cache_and_one_out(hub, tmp_path, clean):
         stdout, stderr = p.communicate(timeout=120)
         run = H.Run(args, p.returncode, stdout, stderr, __import__("json").loads(stdout) if stdout.strip() else None)
         assert run.returncode == 0, str(run)
+        H.assert_like_directory_build(run, tmp_path / "dist", clean, hub.endpoint, REPO)
         results.append(H.wheel_shas(run))
-    assert results == [clean, clean]
-    assert H.dir_shas(tmp_path / "dist") == clean
+    assert results[0] == results[1] == H.dir_shas(tmp_path / "dist")
     no_temps(tmp_path / "dist")
     counts = H.check_cache(tmp_path / "cache")
     assert counts["incomplete"] == 0 and counts["blobs"] > 0

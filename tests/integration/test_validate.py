@@ -1,16 +1,17 @@
 """`kwheel validate` against real wheels of our own kernel (kernels/img2gray).
 
-The kernel is built once for Debian's torch 1.13 (CPU variant), turned into a
-wheel with `kwheel build`, and every other case is derived from that build:
-renamed variant dirs (another torch, CUDA, cxx98, aarch64), a wheel whose .so
-bytes no longer match RECORD, a consistently rebuilt wheel around a corrupt
+The kernel is built once for Debian's torch 1.13 (CPU variant, scripts/build-kernel's
+default compat layout with metadata.json), turned into a wheel with `kwheel build`,
+and every other case is derived from that build: renamed variant dirs (another
+torch, CUDA, cxx98, aarch64), a wheel whose .so bytes no longer match RECORD, a
+consistently rebuilt wheel (metadata.json's digest re-hashed) around a corrupt
 .so, a deliberately wrong kernel, a kernel without `_kwheel_check`, a pure
 Python torch-universal kernel. CI has no GPU: everything runs with
 `--python /usr/bin/python3 --device cpu`.
 
 Expectations are computed here, not read back from kwheel: the op namespace
-hash with the shell pipeline from kernels/img2gray/README.md, the torch
-version by asking the interpreter.
+(_img2gray_cpu_<hash>) with the shell pipeline from kernels/img2gray/README.md,
+the torch version by asking the interpreter.
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ def only_wheel(report: dict) -> dict:
     return report["wheels"][0]
 
 
+def ops_namespace() -> str:
+    """The kernel id, _img2gray_<backend>_<hash> (README.md: kernel-builder's scheme), of the CPU build."""
+    return f"_img2gray_cpu_{readme_ops_hash()}"
+
+
 def readme_ops_hash() -> str:
     """The op namespace hash exactly as kernels/img2gray/README.md computes it."""
     listing = ("find build.toml cmake csrc torch-ext -type f ! -path '*/.*' "
@@ -123,16 +129,31 @@ def good_wheel(work, variant_dir) -> Path:
     return kwheel_build(work / "kernel", work / "dist")
 
 
+def redigest(variant: Path) -> None:
+    """Re-hash metadata.json's digest over the variant's files as they are now, as kernels
+    computes it (kernels/img2gray/README.md), so a changed variant is consistent again."""
+    meta = json.loads((variant / "metadata.json").read_text())
+    files = {}
+    for p in sorted(variant.rglob("*")):
+        rel = p.relative_to(variant).as_posix()
+        if p.is_file() and rel not in ("metadata.json", "metadata.json.sigstore") and "__pycache__" not in p.parts:
+            files[rel] = base64.b64encode(hashlib.sha256(p.read_bytes()).digest()).decode()
+    meta["digest"]["files"] = files
+    (variant / "metadata.json").write_text(json.dumps(meta, indent=2))
+
+
 @pytest.fixture(scope="module")
 def make_wheel(work, variant_dir):
     """A wheel from a copy of the real variant, under another variant name
-    and/or with its package changed by `mutate(package_dir)`."""
+    and/or with its package (flat: the variant dir itself) changed by
+    `mutate(package_dir)`, metadata.json's digest then re-hashed to match."""
     def make(tag: str, variant: str = CPU_VARIANT, mutate=None) -> Path:
         repo = work / f"repo-{tag}"
-        pkg_parent = repo / "build" / variant
-        shutil.copytree(variant_dir, pkg_parent)
+        pkg = repo / "build" / variant
+        shutil.copytree(variant_dir, pkg)
         if mutate:
-            mutate(pkg_parent / "img2gray")
+            mutate(pkg)
+            redigest(pkg)
         return kwheel_build(repo, work / f"dist-{tag}")
     return make
 
@@ -189,7 +210,7 @@ def test_real_wheel_passes_and_leaves_nothing_behind(good_wheel, private_tmpdir)
     w = only_wheel(report)
     assert w["result"] == "PASS", w
     d = w["details"]
-    assert d["ops"] == [f"_img2gray_{readme_ops_hash()}::img2gray"]
+    assert d["ops"] == [f"{ops_namespace()}::img2gray"]
     assert d["device"] == "cpu" and d["torch"] == TORCH
     assert d["check"] == "img2gray._kwheel_check"
     check = d["details"]
@@ -221,7 +242,7 @@ def test_keep_env_keeps_the_environment(good_wheel, private_tmpdir):
         assert Path(d["module_file"]).is_relative_to(kept) and Path(d["module_file"]).exists()
         # The environment works on its own: the installed op is there.
         r = run([kept / "bin" / "python", "-c", "import img2gray, torch; print(img2gray.ops.name)"])
-        assert r.returncode == 0 and r.stdout.strip() == f"_img2gray_{readme_ops_hash()}", r
+        assert r.returncode == 0 and r.stdout.strip() == ops_namespace(), r
     finally:
         shutil.rmtree(kept.parent, ignore_errors=True)
 
@@ -233,7 +254,7 @@ def test_kernel_without_own_check_passes_on_import_and_ops(make_wheel):
     assert p.returncode == 0, p.stderr
     w = only_wheel(report)
     assert w["result"] == "PASS", w
-    assert w["details"]["ops"] == [f"_img2gray_{readme_ops_hash()}::img2gray"]
+    assert w["details"]["ops"] == [f"{ops_namespace()}::img2gray"]
     assert w["details"]["check"] == "import + op registration (the kernel declares no _kwheel_check)"
     assert "details" not in w["details"]  # nothing was run
 
@@ -269,7 +290,7 @@ def test_environment_is_isolated_from_pythonpath_and_cwd(good_wheel, tmp_path):
     p, report = validate(good_wheel.resolve(), env=env, cwd=tmp_path / "cwd")
     w = only_wheel(report)
     assert p.returncode == 0 and w["result"] == "PASS", w
-    assert w["details"]["ops"] == [f"_img2gray_{readme_ops_hash()}::img2gray"]
+    assert w["details"]["ops"] == [f"{ops_namespace()}::img2gray"]
     assert "/site-packages/img2gray/" in w["details"]["module_file"]
 
 
