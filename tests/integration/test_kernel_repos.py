@@ -279,6 +279,42 @@ def test_lock_to_pinned_requirements(hub, store, env, tmp_path, fmt):
     assert sorted(p.name for p in target.iterdir() if not p.name.endswith(".dist-info")) == ["my_relu", "nested_relu"]
 
 
+def test_pin_lock_from_an_index_reads_pep658_metadata(hub, store, env, tmp_path):
+    """Through a kwheel index, pin --lock learns each wheel's commit from its PEP 658 metadata file."""
+    v1 = store["relu"].versions[1]
+    lock = legacy_lock({RELU: v1}, tmp_path / "kernels.lock")
+    out = tmp_path / "dist"
+    for n in ("1", "2"):
+        built(H.kwheel("build", RELU, "--version", n, "-o", out, env=env))
+    site = tmp_path / "site"
+    assert H.kwheel("index", out, "--out", site, env=env).returncode == 0
+    import functools
+    import http.server
+    import threading
+    seen: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, fmt, *args):
+            seen.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    index = f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    try:
+        pin = H.kwheel("pin", index, "--lock", lock, "--torch", "2.7", "--cuda", "12.6", env=env)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert pin.returncode == 0, str(pin)
+    (k,) = pin.json["kernels"]
+    assert k["version"] == f"1.{history_length(hub, RELU, v1)}+torch2.7.cu126", k
+    assert f"--index-url {index}" in pin.json["requirements"]
+    assert any(p.endswith(".whl.metadata") for p in seen) and not any(p.endswith(".whl") for p in seen), seen
+    # v2's newer builds were candidates, refused for their commit
+    reasons = [c.get("reason", "") for c in k["candidates"] if c["filename"].startswith("my_relu-2.")]
+    assert reasons and all(f"not the locked {v1[:12]}" in r for r in reasons), k["candidates"]
+
+
 def test_lock_naming_a_missing_commit_or_repo(hub, store, env, tmp_path):
     out = tmp_path / "dist"
     lock = legacy_lock({RELU: store["relu"].versions[1], f"{ORG}/no-such-kernel": "a" * 40}, tmp_path / "kernels.lock")
