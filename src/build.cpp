@@ -105,18 +105,30 @@ std::string stat_identity(const fs::path& p) {
          std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
+struct ReusedWheel {
+  std::string sha256;
+  uint64_t size = 0;
+};
+
 fs::path state_path(const fs::path& wheel) { return wheel.parent_path() / ".kwheel" / (wheel.filename().string() + ".json"); }
 
 // The wheel in out_dir, if kwheel wrote it from exactly these inputs and it
 // has not been touched since (same identity as recorded right after writing).
-std::optional<nlohmann::json> reusable(const fs::path& wheel, const std::string& fingerprint) {
+// A damaged or foreign state file only means "not reusable": every field is
+// type-checked before use (an ill-typed one used to abort the build).
+std::optional<ReusedWheel> reusable(const fs::path& wheel, const std::string& fingerprint) {
   std::ifstream in(state_path(wheel));
   if (!in) return std::nullopt;
   auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("fingerprint", "") != fingerprint ||
-      j.value("wheel_identity", "") != stat_identity(wheel) || !j.contains("sha256") || !j.contains("size"))
-    return std::nullopt;
-  return j;
+  auto text = [&](const char* key) -> std::string {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (j.is_discarded() || !j.is_object() || text("fingerprint") != fingerprint || text("wheel_identity") != stat_identity(wheel)) return std::nullopt;
+  const std::string sha256 = text("sha256");
+  auto size = j.find("size");
+  if (sha256.size() != 64 || size == j.end() || !size->is_number_unsigned()) return std::nullopt;
+  return ReusedWheel{sha256, size->get<uint64_t>()};
 }
 
 void record_state(const fs::path& wheel, const std::string& fingerprint, const std::string& sha256, uint64_t size) {
@@ -346,8 +358,8 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
         r.wheel = o.out_dir / plan.filename;
         fingerprints[i] = input_fingerprint(plan, o);
         if (auto state = o.reuse ? reusable(r.wheel, fingerprints[i]) : std::nullopt) {
-          r.sha256 = (*state)["sha256"];
-          r.size = (*state)["size"];
+          r.sha256 = state->sha256;
+          r.size = state->size;
           r.reused = true;
         } else {
           staged[i] = stage_wheel(plan.contents, r.wheel, o.write);

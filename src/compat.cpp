@@ -7,6 +7,11 @@
 #include "kwheel/validate.hpp"
 
 namespace kwheel {
+
+namespace {
+// A kwheel label is ~20 bytes; PEP 440 sets no limit, this is ours.
+constexpr size_t kMaxLabelBytes = 255;
+}  // namespace
 namespace {
 
 // glibc floor of a Linux platform tag, or -1 for a non-manylinux tag.
@@ -95,6 +100,9 @@ LocalLabel read_label(const std::string& version) {
   auto plus = version.find('+');
   if (plus == std::string::npos) return l;
   l.text = version.substr(plus + 1);
+  // Labels come from other people's wheels and index pages; the regexes
+  // below recurse per character, so an absurd label is just unreadable.
+  if (l.text.size() > kMaxLabelBytes) return l;
   std::vector<std::string> segs = split(l.text, '.');
   size_t first = 0;
   static const std::regex framework(R"(^(torch|torchstableabi|tvmffi)(\d{1,6})$)");

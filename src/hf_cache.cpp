@@ -139,7 +139,12 @@ std::optional<nlohmann::json> HfCache::load_listing(const std::string& commit) c
   std::ifstream in(repo_dir_ / ".kwheel" / "listings" / (commit + ".json"));
   if (!in) return std::nullopt;
   auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
+  // kwheel wrote it, but the disk is shared: a damaged listing is no listing.
+  auto sound = [](const nlohmann::json& e) {
+    return e.is_object() && e.contains("path") && e["path"].is_string() && e.contains("size") && e["size"].is_number_unsigned() &&
+           e.contains("oid") && e["oid"].is_string() && (!e.contains("lfs") || e["lfs"].is_string() || e["lfs"].is_null());
+  };
+  if (j.is_discarded() || !j.is_array() || !std::all_of(j.begin(), j.end(), sound)) return std::nullopt;
   return j;
 }
 

@@ -142,6 +142,11 @@ std::strong_ordering Version::operator<=>(const Version& o) const {
 }
 
 SpecifierSet SpecifierSet::parse(std::string_view text) {
+  // libstdc++'s std::regex recurses once per character: bound the input
+  // before any regex sees it (a 40 KB --version overflowed the stack).
+  if (text.size() > kMaxSpecifierBytes)
+    throw Error(ErrorKind::usage, "version spec of " + std::to_string(text.size()) + " bytes is over the " + std::to_string(kMaxSpecifierBytes) +
+                                      "-byte limit; use e.g. \">=0.1,<0.2\"");
   SpecifierSet set;
   set.text_ = std::string(text);
   static const std::regex one(R"(^\s*(~=|==|!=|<=|>=|<|>|===)\s*([^\s,]+)\s*$)");

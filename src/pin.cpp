@@ -12,6 +12,7 @@
 #include "kwheel/wheel_reader.hpp"
 #include "kwheel/http.hpp"
 #include "kwheel/pep440.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/wheel_filename.hpp"
 
 namespace kwheel {
@@ -41,15 +42,7 @@ fs::path file_url_path(const std::string& url) {
   std::string rest = url.substr(7);  // after file://
   if (rest.starts_with("localhost/")) rest = rest.substr(9);
   if (!rest.starts_with("/")) throw Error(ErrorKind::usage, "'" + url + "' is not a file:///absolute/path URL");
-  std::string out;
-  for (size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == '%' && i + 2 < rest.size()) {
-      out += static_cast<char>(std::stoi(rest.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += rest[i];
-    }
-  }
+  std::string out = percent_decode(rest);
   return fs::path(out);
 }
 

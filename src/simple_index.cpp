@@ -87,18 +87,6 @@ std::string html_unescape(const std::string& s) {
 
 namespace {
 
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) && std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 struct Anchor {
   std::map<std::string, std::string> attrs;  // lower-case names, unescaped values

@@ -1,5 +1,7 @@
 #include "kwheel/text.hpp"
 
+#include <cctype>
+
 namespace kwheel {
 
 std::vector<std::string> split(std::string_view text, char separator) {
@@ -69,6 +71,20 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   for (const auto& i : items) {
     if (!out.empty()) out += separator;
     out += i;
+  }
+  return out;
+}
+
+std::string percent_decode(std::string_view s) {
+  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(static_cast<unsigned char>(c)) - 'a' + 10); };
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) && std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
   }
   return out;
 }

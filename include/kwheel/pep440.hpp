@@ -11,6 +11,10 @@
 
 namespace kwheel {
 
+// Longer specifier sets are refused before parsing; real ones are a few
+// dozen bytes.
+inline constexpr size_t kMaxSpecifierBytes = 1024;
+
 // Longer text is not a version: no wheel filename (255 bytes) holds it.
 constexpr size_t kMaxVersionLength = 255;
 

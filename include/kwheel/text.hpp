@@ -13,6 +13,10 @@ std::vector<std::string> split(std::string_view text, char separator);
 // The items with `separator` between them: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 
+// URL percent-decoding (RFC 3986): "%2F" becomes "/"; a '%' not followed by
+// two hex digits stays as it is.
+std::string percent_decode(std::string_view text);
+
 // `text` safe to print on one line and to put in JSON: control bytes
 // (newline, NUL, ESC, DEL) and bytes that are not valid UTF-8 become \xNN.
 // Error messages quote names from repos, wheels and servers; a hostile name

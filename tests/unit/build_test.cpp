@@ -336,3 +336,25 @@ TEST(BuildWheels, TaglessTwinSupersedesTheCxx11Spelling) {
   EXPECT_NE(report.variants[1].error.find("superseded by torch27-cu126-x86_64-linux"), std::string::npos) << report.variants[1].error;
   EXPECT_EQ(wheel_count(snapshot(t.path() / "dist")), 1u);
 }
+
+// A reuse-state file with an ill-typed field once aborted the build from a
+// worker thread (nlohmann type_error), and every later build with it: a
+// damaged state means "not reusable", and the wheel is written again.
+TEST(BuildWheels, IllTypedReuseStateIsNotReusable) {
+  TempDir t;
+  auto o = options(t.path() / "dist");
+  auto first = build_wheels({img2gray(t.path(), "torch-universal")}, o);
+  ASSERT_TRUE(first.committed);
+  const fs::path state = t.path() / "dist" / ".kwheel" / (first.variants[0].wheel.filename().string() + ".json");
+  auto j = nlohmann::json::parse(slurp(state));
+  for (auto [key, bad] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"sha256", 123}, {"size", "big"}, {"fingerprint", nlohmann::json::array()}, {"wheel_identity", nullptr}}) {
+    auto damaged = j;
+    damaged[key] = bad;
+    std::ofstream(state, std::ios::trunc) << damaged.dump();
+    auto again = build_wheels({img2gray(t.path(), "torch-universal")}, o);
+    ASSERT_TRUE(again.committed) << key;
+    EXPECT_FALSE(again.variants[0].reused) << key;
+    EXPECT_EQ(again.variants[0].sha256, first.variants[0].sha256) << key;
+  }
+}

@@ -90,3 +90,10 @@ TEST(Compat, HostileFilenamesAreRefusedOrUnfit) {
     EXPECT_NO_THROW(filename_incompatibility(w, in, "auto")) << name;
   }
 }
+
+// A foreign wheel's label of 50,000 digits was a SIGSEGV in the label regexes.
+TEST(LocalLabel, AbsurdlyLongLabelIsUnreadableNotACrash) {
+  LocalLabel l = read_label("0.1.0+torch2." + std::string(50000, '9') + ".cu126");
+  EXPECT_FALSE(l.framework_version);
+  EXPECT_TRUE(l.backend.empty());
+}

@@ -203,3 +203,16 @@ TEST(Pep440, LongInputIsRefusedNotARecursionDepth) {
   for (const char* ok : {"a", "A1", "img2gray", "a.b_c-D", "0"}) EXPECT_TRUE(is_valid_name(ok)) << ok;
   for (const char* bad : {"", "-a", "a-", ".a", "a_", "a b", "a+b", "\xc3\xa9"}) EXPECT_FALSE(is_valid_name(bad)) << bad;
 }
+
+// std::regex recurses per character: a 40 KB specifier was a SIGSEGV.
+TEST(Pep440, HugeSpecifierIsAUsageErrorNotACrash) {
+  std::string huge = ">=" + std::string(40000, '1');
+  try {
+    SpecifierSet::parse(huge);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("over the 1024-byte limit"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(SpecifierSet::parse(">=1,<2"));
+}

@@ -44,3 +44,12 @@ TEST(Printable, ErrorMessagesKeepWhatFollowsANul) {
   const kwheel::Error e(kwheel::ErrorKind::input, std::string("file 'a\0b\nc': bad", 17));
   EXPECT_STREQ(e.what(), "file 'a\\x00b\\x0ac': bad");
 }
+
+TEST(PercentDecode, HexEscapesOnly) {
+  EXPECT_EQ(percent_decode("a%2Fb%41%e2%82%ac"), "a/bA\xe2\x82\xac");
+  // Not an escape: kept as written (a file:// URL with "%zz" once ended in
+  // std::stoi's invalid_argument, exit 1).
+  EXPECT_EQ(percent_decode("/tmp/%zz"), "/tmp/%zz");
+  EXPECT_EQ(percent_decode("%4"), "%4");
+  EXPECT_EQ(percent_decode("%"), "%");
+}
