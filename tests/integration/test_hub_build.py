@@ -848,28 +848,21 @@ def test_variants_lists_without_downloading(hub, store, ws):
     assert not ws.cache.exists() or H.check_cache(ws.cache)["blobs"] == 0
 
 
-def test_repo_type_kernel_uses_kernel_routes(hub, ws, clean):
-    r = hub_build(hub, ws, "--version", "0.1.1", "--repo-type", "kernel")
-    assert_survived(r, ws, clean)
-    assert r.json["source"]["repo_type"] == "kernel"
-    paths = [e["path"] for e in hub.log(listener="hub")]
-    assert paths and all(p.startswith((f"/api/kernels/{REPO}/", f"/kernels/{REPO}/resolve/")) for p in paths)
-    assert any(p.startswith(f"/kernels/{REPO}/resolve/") for p in paths)
-    assert (ws.cache / f"kernels--{USER}--img2gray" / "snapshots").is_dir()
-    assert not (ws.cache / f"models--{USER}--img2gray").exists()
-
-
-def test_repo_type_model_uses_model_routes(hub, ws, clean_dir):
-    r = hub_build(hub, ws, "--version", "0.1.1", "--repo-type", "model")
+@pytest.mark.parametrize("repo_type, api, resolve, cache, other", [
+    ("kernel", f"/api/kernels/{REPO}/", f"/kernels/{REPO}/resolve/", "kernels", "models"),
+    ("model", f"/api/models/{REPO}/", f"/{REPO}/resolve/", "models", "kernels"),
+])
+def test_repo_type_forces_routes_and_cache(hub, ws, clean_dir, repo_type, api, resolve, cache, other):
+    r = hub_build(hub, ws, "--version", "0.1.1", "--repo-type", repo_type)
     assert r.returncode == 0, str(r)
-    assert (r.json["source"]["repo_type"], r.json["source"]["repo_type_fallback"]) == ("model", False)
+    assert (r.json["source"]["repo_type"], r.json["source"]["repo_type_fallback"]) == (repo_type, False)
     assert "kwheel: warning:" not in r.stderr
     H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, REPO)
     paths = [e["path"] for e in hub.log(listener="hub")]
-    assert paths and all(p.startswith((f"/api/models/{REPO}/", f"/{REPO}/resolve/")) for p in paths)
-    assert any(p.startswith(f"/{REPO}/resolve/") for p in paths)
-    assert (ws.cache / f"models--{USER}--img2gray" / "snapshots").is_dir()
-    assert not (ws.cache / f"kernels--{USER}--img2gray").exists()
+    assert paths and all(p.startswith((api, resolve)) for p in paths)
+    assert any(p.startswith(resolve) for p in paths)
+    assert (ws.cache / f"{cache}--{USER}--img2gray" / "snapshots").is_dir()
+    assert not (ws.cache / f"{other}--{USER}--img2gray").exists()
 
 
 def test_model_only_repo_is_found_as_model_repo_with_a_warning(hub, ws, clean_dir):
