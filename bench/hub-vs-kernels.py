@@ -116,7 +116,7 @@ def make_store(work: Path, n: int, size: int) -> tuple[Path, dict[str, str], str
                             ".nv_fatbin=readonly,data", str(base_so), str(so)], check=True)
             (pkg / "__init__.py").write_text("from ._ops import ops\n")
             (pkg / "_ops.py").write_text(f"import torch\nops = torch.ops._{NAME}_{ops}\n")
-            (layout / "build" / v / "metadata.json").write_text(json.dumps({"name": NAME, "version": 1}))
+            (layout / "build" / v / "metadata.json").write_text(json.dumps({"name": NAME.replace("_", "-"), "version": 1}))
             shas[v] = H.sha256_file(so)
     root = work / "store"
     hubfix.make_repo(root, REPO, [layout], tags={f"v{VERSION}": 0})

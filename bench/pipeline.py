@@ -181,7 +181,7 @@ def make_repo(store: Path, repo: str, n: int, size: int) -> dict[str, str]:
         write_so(so, i, size)
         (pkg / "__init__.py").write_text("from ._ops import ops\n")
         (pkg / "_ops.py").write_text(f"import torch\nops = torch.ops._{NAME}_{ops}\n")
-        (layout / "build" / v / "metadata.json").write_text(json.dumps({"name": NAME, "version": 1}))
+        (layout / "build" / v / "metadata.json").write_text(json.dumps({"name": NAME.replace("_", "-"), "version": 1}))
         shas[v] = hvk.H.sha256_file(so)
     hubfix.make_repo(store, repo, [layout], tags={f"v{VERSION}": 0})
     shutil.rmtree(layout)
