@@ -160,10 +160,10 @@ void check_consistent(BuildReport& report, const std::vector<size_t>& todo) {
     auto& r = report.variants[i];
     if (r.status != VariantResult::Status::built) continue;
     if (!first) { first = &r; continue; }
+    const std::string mine = Version::parse(r.version).public_str(), theirs = Version::parse(first->version).public_str();
     std::string what;
     if (normalize_name(r.dist_name) != normalize_name(first->dist_name)) what = "kernel name ('" + r.dist_name + "' vs '" + first->dist_name + "'); pass --name";
-    else if (Version::parse(r.version).public_str() != Version::parse(first->version).public_str())
-      what = "version (" + Version::parse(r.version).public_str() + " vs " + Version::parse(first->version).public_str() + "); fix metadata.json or pass --wheel-version";
+    else if (mine != theirs) what = "version (" + mine + " vs " + theirs + "); fix metadata.json or pass --wheel-version";
     if (what.empty()) continue;
     r.status = VariantResult::Status::failed;
     r.error = "variant '" + r.variant + "' disagrees with '" + first->variant + "' on the " + what;

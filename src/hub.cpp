@@ -7,6 +7,7 @@
 #include "kwheel/error.hpp"
 #include "kwheel/hub_json.hpp"
 #include "kwheel/pep440.hpp"
+#include "kwheel/text.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -18,11 +19,13 @@ bool all_digits(const std::string& s) {
   return !s.empty() && s.size() < 9 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& empty = "none") {
-  if (items.empty()) return empty;
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
+// A list for a message: "a, b", or "none".
+std::string listed(const std::vector<std::string>& items) { return items.empty() ? "none" : join(items, ", "); }
+
+// The N of a version branch name "vN" (kernels >= 0.14), if it is one.
+std::optional<uint64_t> version_branch(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'v' || !all_digits(name.substr(1))) return std::nullopt;
+  return std::stoull(name.substr(1));
 }
 
 // The version a tag name stands for: "v0.1.1" -> 0.1.1.
@@ -52,6 +55,16 @@ HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
 
 std::string HubClient::repo_url() const {
   return config_.endpoint + "/" + (config_.repo_type == "kernel" ? "kernels/" : "") + repo_id_;
+}
+
+std::string HubClient::tree_url(const std::string& commit) const {
+  // The endpoint may carry credentials (https://user:pass@host); a URL that
+  // goes into wheel metadata must not.
+  std::string url = repo_url();
+  const auto scheme = url.find("://");
+  const auto at = url.find('@', scheme + 3);
+  if (scheme != std::string::npos && at != std::string::npos && at < url.find('/', scheme + 3)) url.erase(scheme + 3, at - scheme - 2);
+  return url + "/tree/" + commit;
 }
 
 std::string HubClient::api_base() const {
@@ -181,8 +194,8 @@ Resolution pick_version(const std::string& repo_id, const std::string& spec,
   for (const auto& [name, _] : tags)
     if (tag_version(name)) tag_versions.push_back(name.substr(1));
   for (const auto& [name, _] : branches)
-    if (name.size() > 1 && name[0] == 'v' && all_digits(name.substr(1))) version_branches.push_back(name);
-  const std::string available = "available versions: " + join(tag_versions) + "; version branches: " + join(version_branches);
+    if (version_branch(name)) version_branches.push_back(name);
+  const std::string available = "available versions: " + listed(tag_versions) + "; version branches: " + listed(version_branches);
   Resolution res;
   res.requested = spec;
   if (all_digits(spec)) {
@@ -190,7 +203,7 @@ Resolution pick_version(const std::string& repo_id, const std::string& spec,
       if (name == "v" + spec) {
         res.ref = name;
         res.commit = commit;
-        res.kernel_version = std::stoull(spec);
+        res.kernel_version = version_branch(name);
         return res;
       }
     throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch v" + spec + " (" + available + ")", Reason::revision_not_found);
@@ -218,8 +231,7 @@ Resolution pick_latest(const std::string& repo_id, const std::vector<std::pair<s
                        const std::vector<std::pair<std::string, std::string>>& tags) {
   std::optional<uint64_t> best;
   for (const auto& [name, _] : branches)
-    if (name.size() > 1 && name[0] == 'v' && all_digits(name.substr(1)))
-      best = std::max(best.value_or(0), static_cast<uint64_t>(std::stoull(name.substr(1))));
+    if (auto n = version_branch(name)) best = std::max(best.value_or(0), *n);
   if (best) {
     Resolution res = pick_version(repo_id, std::to_string(*best), branches, tags);
     res.requested = "v" + std::to_string(*best) + " (the highest version)";
@@ -230,7 +242,7 @@ Resolution pick_latest(const std::string& repo_id, const std::vector<std::pair<s
   for (const auto& [name, _] : branches) names.push_back(name);
   std::vector<std::string> tag_names;
   for (const auto& [name, _] : tags) tag_names.push_back(name);
-  throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch vN (branches: " + join(names) + "; tags: " + join(tag_names) +
+  throw Error(ErrorKind::not_found, "repo '" + repo_id + "' has no version branch vN (branches: " + listed(names) + "; tags: " + listed(tag_names) +
                                         "); pass --revision REF, or --version X.Y.Z for a tagged release",
               Reason::revision_not_found);
 }
@@ -255,14 +267,14 @@ Resolution HubClient::resolve(const std::optional<std::string>& revision, const 
       if (e.reason() != Reason::revision_not_found && e.reason() != Reason::entry_not_found) throw;
       std::vector<std::string> names;
       for (const auto& r : refs) names.push_back(r.name);
-      throw Error(ErrorKind::not_found, "revision '" + res.requested + "' not found in '" + repo_id_ + "' (branches and tags: " + join(names) + ")");
+      throw Error(ErrorKind::not_found, "revision '" + res.requested + "' not found in '" + repo_id_ + "' (branches and tags: " + listed(names) + ")");
     }
     auto sha = revision_sha(info);
     if (!sha)
       throw Error(ErrorKind::network, "revision info for '" + res.requested + "' of " + repo_id_ + " has no commit sha; is --endpoint a Hugging Face Hub?");
     res.commit = *sha;
     if (res.requested != res.commit) res.ref = res.requested;
-    if (res.ref.size() > 1 && res.ref[0] == 'v' && all_digits(res.ref.substr(1))) res.kernel_version = std::stoull(res.ref.substr(1));
+    res.kernel_version = version_branch(res.ref);
   }
   if (!res.version) res.version = version_at(refs, res.commit);
   // huggingface_hub records refs it resolved; so do we, for --offline.
@@ -281,8 +293,7 @@ Resolution HubClient::resolve_offline(const std::optional<std::string>& revision
   std::vector<std::pair<std::string, std::string>> branches, tags;
   for (auto& [name, commit] : cache_.refs()) {
     // The cache does not say branch or tag: vN is a version branch.
-    const bool version_branch = name.size() > 1 && name[0] == 'v' && all_digits(name.substr(1));
-    if (tag_version(name) && !version_branch) tags.emplace_back(name, commit);
+    if (tag_version(name) && !version_branch(name)) tags.emplace_back(name, commit);
     else branches.emplace_back(name, commit);
   }
   Resolution res;
@@ -298,7 +309,7 @@ Resolution HubClient::resolve_offline(const std::optional<std::string>& revision
     else if (auto c = cache_.read_ref(res.requested)) {
       res.commit = *c;
       res.ref = res.requested;
-      if (res.ref.size() > 1 && res.ref[0] == 'v' && all_digits(res.ref.substr(1))) res.kernel_version = std::stoull(res.ref.substr(1));
+      res.kernel_version = version_branch(res.ref);
     } else {
       throw Error(ErrorKind::not_found, "revision '" + res.requested + "' of '" + repo_id_ + "' is not in " + where + "; run once without --offline (or unset HF_HUB_OFFLINE)");
     }

@@ -4,6 +4,7 @@
 
 #include "kwheel/error.hpp"
 #include "kwheel/temp_dir.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -12,12 +13,6 @@ namespace fs = std::filesystem;
 namespace {
 
 bool looks_shared(const std::string& name) { return name.ends_with(".so") || name.find(".so.") != std::string::npos; }
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/kernel_layout.hpp"
 
 namespace kwheel {
 
@@ -25,9 +26,7 @@ std::string as_record_hash(const std::string& standard) {
 }  // namespace
 
 bool digest_covers(std::string_view path) {
-  if (path == "metadata.json" || path == "metadata.json.sigstore") return false;
-  if (path.ends_with(".pyc") || path.starts_with("__pycache__/") || path.find("/__pycache__/") != std::string_view::npos) return false;
-  return true;
+  return path != "metadata.json" && path != "metadata.json.sigstore" && !is_bytecode(path);
 }
 
 void check_digest_files(const KernelDigest& digest, const VariantInput& v) {

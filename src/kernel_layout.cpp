@@ -16,11 +16,6 @@ std::string top_dir(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-// Bytecode is the installer's to write; kernels' digest skips it too.
-bool is_bytecode(const std::string& path) {
-  return path.ends_with(".pyc") || path.starts_with("__pycache__/") || path.find("/__pycache__/") != std::string::npos;
-}
-
 bool is_top_level_object(const std::string& path) {
   return path.find('/') == std::string::npos && (path.ends_with(".so") || path.ends_with(".pyd") || path.ends_with(".dylib"));
 }
@@ -113,6 +108,10 @@ VariantLayout nested(const VariantInput& v, const KernelMetadata* md, const std:
 }
 
 }  // namespace
+
+bool is_bytecode(std::string_view path) {
+  return path.ends_with(".pyc") || path.starts_with("__pycache__/") || path.find("/__pycache__/") != std::string_view::npos;
+}
 
 const char* layout_name(VariantLayoutKind kind) {
   switch (kind) {

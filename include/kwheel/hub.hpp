@@ -77,6 +77,9 @@ class HubClient {
   const HfCache& cache() const { return cache_; }
   const TransferStats& stats() const { return http_.stats(); }
   std::string repo_url() const;  // for messages: endpoint/repo
+  // The commit's page on the Hub, without credentials the endpoint URL may
+  // carry: what a wheel records as its source.
+  std::string tree_url(const std::string& commit) const;
 
  private:
   nlohmann::json get_json(const std::string& url, const std::string& what);

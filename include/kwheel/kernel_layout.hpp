@@ -8,6 +8,7 @@
 // the nested layout; it only re-exports the flat package, so it is left out.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kwheel/kernel_metadata.hpp"
@@ -30,6 +31,10 @@ struct VariantLayout {
   std::vector<std::string> left_out;    // variant-relative paths not packaged
   const RepoFile* metadata = nullptr;   // the variant's metadata.json, if any
 };
+
+// __pycache__/ and *.pyc: the installer's to write, never packaged, and
+// outside kernels' digest.
+bool is_bytecode(std::string_view path);
 
 // The variant's metadata.json at its top, if it has one.
 const RepoFile* find_metadata(const VariantInput& variant);
