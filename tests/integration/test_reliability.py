@@ -229,10 +229,14 @@ def test_two_builds_share_one_cache_and_one_out(hub, tmp_path, clean):
         assert all(p.poll() is None for p in procs)  # both in flight while one holds the download
     finally:
         hub.release(fault["id"])
-    results = []
+    # Both must have ended before -o is compared: the other run may still be
+    # staging its temps there.
+    runs = []
     for p in procs:
         stdout, stderr = p.communicate(timeout=120)
-        run = H.Run(args, p.returncode, stdout, stderr, __import__("json").loads(stdout) if stdout.strip() else None)
+        runs.append(H.Run(args, p.returncode, stdout, stderr, __import__("json").loads(stdout) if stdout.strip() else None))
+    results = []
+    for run in runs:
         assert run.returncode == 0, str(run)
         H.assert_like_directory_build(run, tmp_path / "dist", clean, hub.endpoint, REPO)
         results.append(H.wheel_shas(run))
