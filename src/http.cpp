@@ -143,7 +143,7 @@ void configure(CURL* c, const HttpOptions& o, const std::string& url, curl_slist
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));
   curl_easy_setopt(c, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
@@ -152,18 +152,18 @@ void configure(CURL* c, const HttpOptions& o, const std::string& url, curl_slist
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 }
 
+// base64("user:password"), as "Authorization: Basic" carries it.
+std::string basic_credential(const HttpOptions& o) {
+  const std::string pair = o.username + ":" + o.token.reveal();
+  std::string b64(4 * ((pair.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), reinterpret_cast<const unsigned char*>(pair.data()), static_cast<int>(pair.size()));
+  b64.resize(static_cast<size_t>(std::max(n, 0)));
+  return b64;
+}
+
 Slist auth_headers(const HttpOptions& o, const std::string& url, std::vector<std::string> extra = {}) {
-  if (!o.token.empty() && o.auth_origin && url_origin(url) == *o.auth_origin) {
-    if (o.username.empty()) {
-      extra.push_back("Authorization: Bearer " + o.token.reveal());
-    } else {
-      const std::string pair = o.username + ":" + o.token.reveal();
-      std::string b64(4 * ((pair.size() + 2) / 3) + 1, '\0');
-      int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), reinterpret_cast<const unsigned char*>(pair.data()), static_cast<int>(pair.size()));
-      b64.resize(static_cast<size_t>(std::max(n, 0)));
-      extra.push_back("Authorization: Basic " + b64);
-    }
-  }
+  if (!o.token.empty() && o.auth_origin && url_origin(url) == *o.auth_origin)
+    extra.push_back(o.username.empty() ? "Authorization: Bearer " + o.token.reveal() : "Authorization: Basic " + basic_credential(o));
   curl_slist* list = nullptr;
   for (const auto& h : extra) {
     curl_slist* next = curl_slist_append(list, h.c_str());
@@ -174,6 +174,18 @@ Slist auth_headers(const HttpOptions& o, const std::string& url, std::vector<std
     list = next;
   }
   return Slist(list);
+}
+
+std::string size_text(size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+Error answer_too_big(const std::string& url, size_t cap) {
+  return Error(ErrorKind::network, "the answer from " + display_url(url) + " is larger than " + size_text(cap) +
+                                       ", the most kwheel reads from it; stopped reading. Check that the URL is the Hugging Face Hub or package index you meant "
+                                       "(a proxy or captive portal may be answering instead)");
 }
 
 std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o) {
@@ -187,6 +199,29 @@ std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o
 }
 
 }  // namespace
+
+std::string display_url(const std::string& url) {
+  std::string out = url;
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t host = scheme + 3;
+    const size_t end = std::min(out.find_first_of("/?#", host), out.size());
+    const size_t at = out.rfind('@', end - 1);
+    if (end > host && at != std::string::npos && at >= host) out.erase(host, at + 1 - host);
+  }
+  return redact_secrets(std::move(out));
+}
+
+void register_url_credentials(const std::string& url) {
+  Url u(curl_url());
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) return;
+  for (unsigned flags : {0u, static_cast<unsigned>(CURLU_URLDECODE)}) {
+    char* out = nullptr;
+    if (curl_url_get(u.get(), CURLUPART_PASSWORD, &out, flags) != CURLUE_OK || !out) continue;
+    CurlStr p(out);
+    register_secret(Secret(p.get()));
+  }
+}
 
 std::string HttpResponse::header(const std::string& name) const {
   auto it = headers.find(name);
@@ -209,13 +244,13 @@ std::string resolve_url(const std::string& base, const std::string& location) {
   Url u(curl_url());
   if (!u || curl_url_set(u.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK ||
       curl_url_set(u.get(), CURLUPART_URL, location.c_str(), 0) != CURLUE_OK)
-    throw Error(ErrorKind::network, "cannot follow redirect from " + base + " to '" + location + "'");
+    throw Error(ErrorKind::network, "cannot follow redirect from " + display_url(base) + " to '" + display_url(location) + "'");
   char* out = nullptr;
   curl_url_get(u.get(), CURLUPART_URL, &out, 0);
   CurlStr o(out);
   std::string r = o ? o.get() : "";
   if (!r.starts_with("http://") && !r.starts_with("https://"))
-    throw Error(ErrorKind::network, "refusing redirect from " + base + " to non-HTTP URL '" + location + "'");
+    throw Error(ErrorKind::network, "refusing redirect from " + display_url(base) + " to non-HTTP URL '" + display_url(location) + "'");
   return r;
 }
 
@@ -292,7 +327,13 @@ std::string encode_path(const std::string& path) {
   return out;
 }
 
-HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) { global_init(); }
+HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)) {
+  global_init();
+  // What this client will send, in the forms it sends it: from here on no
+  // message or printed line may show any of them.
+  register_secret(options_.token);
+  if (!options_.token.empty() && !options_.username.empty()) register_secret_form(basic_credential(options_));
+}
 HttpClient::~HttpClient() = default;
 
 HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max_body, const std::vector<std::string>& extra_headers) {
@@ -304,7 +345,7 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
     for (unsigned redirects = 0;; ++redirects) {
       if (redirects > options_.max_redirects)
         throw Error(ErrorKind::network, "too many redirects (more than " + std::to_string(options_.max_redirects) +
-                                            ") fetching " + start_url + "; the server is misconfigured");
+                                            ") fetching " + display_url(start_url) + "; the server is misconfigured");
       Easy easy(curl_easy_init());
       if (!easy) throw std::bad_alloc();
       char errbuf[CURL_ERROR_SIZE] = {0};
@@ -318,6 +359,9 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
         bool* too_big;
       } sink{&resp, max_body, &too_big};
       curl_easy_setopt(easy.get(), CURLOPT_ACCEPT_ENCODING, "");
+      if (!head) curl_easy_setopt(easy.get(), CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(max_body));
+      const auto deadline = std::chrono::milliseconds(options_.stall_timeout) + std::chrono::milliseconds(max_body * 1000 / kAnswerDeadlineBytesPerSecond);
+      curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(deadline.count()));
       if (head) curl_easy_setopt(easy.get(), CURLOPT_NOBODY, 1L);
       curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &sink);
       curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
@@ -338,10 +382,10 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
       });
       ++stats_.requests;
       CURLcode rc = curl_easy_perform(easy.get());
-      if (too_big) throw Error(ErrorKind::network, "response from " + url + " is larger than " + std::to_string(max_body >> 20) + " MiB; refusing it");
+      if (too_big || rc == CURLE_FILESIZE_EXCEEDED) throw answer_too_big(url, max_body);
       if (rc != CURLE_OK) {
         last_problem = curl_message(rc, errbuf, options_);
-        if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + url + ": " + last_problem);
+        if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + display_url(url) + ": " + last_problem);
         retry = true;
         break;
       }
@@ -364,7 +408,7 @@ HttpResponse HttpClient::get(const std::string& start_url, bool head, size_t max
       std::this_thread::sleep_for(backoff_for(options_, attempt, retry_after));
     }
   }
-  throw Error(ErrorKind::network, "giving up on " + start_url + " after " + std::to_string(options_.max_attempts) +
+  throw Error(ErrorKind::network, "giving up on " + display_url(start_url) + " after " + std::to_string(options_.max_attempts) +
                                       " attempts: " + last_problem + "; check the endpoint and try again later");
 }
 
@@ -394,15 +438,24 @@ HttpResponse HttpClient::post_multipart(const std::string& url, const std::vecto
     }
     curl_easy_setopt(easy.get(), CURLOPT_MIMEPOST, mime.get());
     HttpResponse resp;
+    bool too_long = false;
     struct Sink {
       HttpResponse* r;
       size_t max;
-    } sink{&resp, max_body};
+      bool* too_long;
+    } sink{&resp, max_body, &too_long};
+    curl_easy_setopt(easy.get(), CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(max_body));
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+      // An endless answer must not be read forever, even one we would
+      // only have kept the start of.
       auto* s = static_cast<Sink*>(ud);
-      if (s->r->body.size() < s->max) s->r->body.append(p, std::min(n, s->max - s->r->body.size()));
-      return n;  // the rest of an oversized answer is dropped, not an error
+      if (s->r->body.size() + n > s->max) {
+        *s->too_long = true;
+        return 0;
+      }
+      s->r->body.append(p, n);
+      return n;
     });
     curl_easy_setopt(easy.get(), CURLOPT_HEADERDATA, &resp);
     curl_easy_setopt(easy.get(), CURLOPT_HEADERFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
@@ -420,10 +473,11 @@ HttpResponse HttpClient::post_multipart(const std::string& url, const std::vecto
     ++stats_.requests;
     CURLcode rc = curl_easy_perform(easy.get());
     std::string retry_after;
+    if (too_long || rc == CURLE_FILESIZE_EXCEEDED) throw answer_too_big(url, max_body);
     if (rc != CURLE_OK) {
       last_problem = curl_message(rc, errbuf, options_);
-      if (rc == CURLE_READ_ERROR) throw Error(ErrorKind::io, "cannot read the file being uploaded to " + url + ": " + last_problem);
-      if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + url + ": " + last_problem);
+      if (rc == CURLE_READ_ERROR) throw Error(ErrorKind::io, "cannot read the file being uploaded to " + display_url(url) + ": " + last_problem);
+      if (!retryable_curl(rc)) throw Error(ErrorKind::network, "cannot reach " + display_url(url) + ": " + last_problem);
     } else {
       curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &resp.status);
       resp.url = url;
@@ -436,7 +490,7 @@ HttpResponse HttpClient::post_multipart(const std::string& url, const std::vecto
       std::this_thread::sleep_for(backoff_for(options_, attempt, retry_after));
     }
   }
-  throw Error(ErrorKind::network, "giving up on " + url + " after " + std::to_string(options_.max_attempts) + " attempts: " +
+  throw Error(ErrorKind::network, "giving up on " + display_url(url) + " after " + std::to_string(options_.max_attempts) + " attempts: " +
                                       options_.token.redact(last_problem) + "; check the index and try again later");
 }
 
@@ -461,6 +515,7 @@ struct Transfer {
   bool truncated = false;   // the server ignored Range: start over
   std::map<std::string, std::string> resp_headers;
   std::string error_body;
+  bool error_body_full = false;  // cut off at kMaxErrorBody: not a transfer failure
   Hasher hasher{DigestAlgorithm::sha256};
   std::string io_error;
   char errbuf[CURL_ERROR_SIZE] = {0};
@@ -507,8 +562,13 @@ struct Transfer {
   size_t on_data(const char* p, size_t n) {
     long s = status();
     if (s != 200 && s != 206) {
-      if (error_body.size() < 4096) error_body.append(p, std::min<size_t>(n, 4096 - error_body.size()));
-      return n;
+      // Only the start of an error or redirect answer is kept, and the
+      // transfer ends there: an endless one must not be read forever.
+      constexpr size_t kMaxErrorBody = 4096;
+      error_body.append(p, std::min<size_t>(n, kMaxErrorBody - error_body.size()));
+      if (error_body.size() < kMaxErrorBody) return n;
+      error_body_full = true;
+      return 0;
     }
     if (s == 200 && range_sent && !truncated) {
       // Range was ignored: the body is the whole file again.
@@ -624,6 +684,7 @@ void HttpClient::download(std::vector<DownloadJob> jobs, unsigned parallel, cons
     t->headers = auth_headers(options_, t->url, extra);
     t->resp_headers.clear();
     t->error_body.clear();
+    t->error_body_full = false;
     t->io_error.clear();
     t->errbuf[0] = 0;
     configure(t->easy.get(), options_, t->url, t->headers.get(), t->errbuf);
@@ -659,6 +720,7 @@ void HttpClient::download(std::vector<DownloadJob> jobs, unsigned parallel, cons
       }
       throw fail(*t, ErrorKind::io, "writing '" + t->job.partial.string() + "': " + t->io_error);
     }
+    if (rc == CURLE_WRITE_ERROR && t->error_body_full) rc = CURLE_OK;  // status and headers are all we need
     if (rc != CURLE_OK) {
       std::string msg = curl_message(rc, t->errbuf, options_);
       if (!retryable_curl(rc)) throw fail(*t, ErrorKind::network, msg);

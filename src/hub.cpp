@@ -34,6 +34,38 @@ std::optional<Version> tag_version(const std::string& name) {
   return Version::try_parse(name.substr(1));
 }
 
+// Follows a paginated listing: bounded page count, no loops, no other
+// host. Visited pages are remembered by hash, so a server handing out long
+// cursors cannot grow the set without bound either.
+class Pagination {
+ public:
+  Pagination(const std::string& what, std::string origin, int max_pages) : what_(what), origin_(std::move(origin)), max_pages_(max_pages) {}
+  void visit(const std::string& url) {
+    if (++pages_ > max_pages_)
+      throw Error(ErrorKind::network, what_ + ": the listing runs past " + std::to_string(max_pages_) + " pages; the server is misconfigured");
+    if (!seen_.insert(std::hash<std::string>{}(url)).second)
+      throw Error(ErrorKind::network, what_ + ": the listing's pagination loops; the server is misconfigured");
+  }
+  int count() const { return pages_; }
+  // The next page's URL from a Link header, or nullopt at the end.
+  std::optional<std::string> next(const std::string& url, const std::string& link) const {
+    auto target = link_next(link);
+    if (!target) return std::nullopt;
+    if (target->size() > kMaxNextLinkBytes)
+      throw Error(ErrorKind::network, what_ + ": the next page's link is over " + std::to_string(kMaxNextLinkBytes) + " bytes; the server is misconfigured");
+    std::string resolved = resolve_url(url, *target);
+    if (url_origin(resolved) != origin_)
+      throw Error(ErrorKind::network, what_ + ": pagination points to another host (" + display_url(resolved) + "); refusing it");
+    return resolved;
+  }
+
+ private:
+  std::string what_, origin_;
+  int max_pages_;
+  int pages_ = 0;
+  std::set<size_t> seen_;
+};
+
 }  // namespace
 
 HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
@@ -43,6 +75,7 @@ HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
       cache_(config_.cache_dir, config_.repo_type, repo_id_),
       http_([&] {
         check_repo_id(repo_id_);
+        register_url_credentials(config_.endpoint);
         HttpOptions o;
         o.auth_origin = url_origin(config_.endpoint);
         o.token = config_.token;
@@ -75,8 +108,13 @@ std::string HubClient::api_base() const {
   const std::string code = r.header("x-error-code");
   std::string message = r.header("x-error-message");
   if (message.empty()) {  // huggingface_hub falls back to the JSON body's "error"
-    json body = json::parse(r.body, nullptr, false);
-    if (body.is_object() && body.contains("error") && body["error"].is_string()) message = body["error"];
+    std::optional<json> body;
+    try {
+      body = parse_hub_json(r.body, display_url(r.url));
+    } catch (const Error&) {
+      // An error page too big or deep for its message: report the status.
+    }
+    if (body && body->is_object() && body->contains("error") && (*body)["error"].is_string()) message = (*body)["error"];
   }
   message = config_.token.redact(message);
   const std::string repo = "repo '" + repo_id_ + "' at " + config_.endpoint;
@@ -99,7 +137,7 @@ std::string HubClient::api_base() const {
   if (code == "RevisionNotFound") throw Error(ErrorKind::not_found, what + ": revision not found in " + repo, Reason::revision_not_found);
   if (code == "EntryNotFound" || r.status == 404)
     throw Error(ErrorKind::not_found, what + ": not found (HTTP 404" + (message.empty() ? "" : ": " + message) + ")", Reason::entry_not_found);
-  throw Error(ErrorKind::network, what + ": HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message) + " from " + r.url);
+  throw Error(ErrorKind::network, what + ": HTTP " + std::to_string(r.status) + (message.empty() ? "" : ": " + message) + " from " + display_url(r.url));
 }
 
 json HubClient::get_json(const std::string& url, const std::string& what) {
@@ -109,11 +147,10 @@ json HubClient::get_json(const std::string& url, const std::string& what) {
   for (unsigned attempt = 0; attempt < http_.options().max_attempts; ++attempt) {
     HttpResponse r = http_.get(url);
     if (r.status != 200) throw_for(r, what);
-    json j = json::parse(r.body, nullptr, false);
-    if (!j.is_discarded()) return j;
+    if (auto j = parse_hub_json(r.body, display_url(url))) return std::move(*j);
     problem = "the response is not valid JSON (" + std::to_string(r.body.size()) + " bytes)";
   }
-  throw Error(ErrorKind::network, what + ": " + problem + " from " + url + "; is --endpoint a Hugging Face Hub?");
+  throw Error(ErrorKind::network, what + ": " + problem + " from " + display_url(url) + "; is --endpoint a Hugging Face Hub?");
 }
 
 std::vector<RefInfo> HubClient::list_refs() {
@@ -151,21 +188,19 @@ uint64_t HubClient::history_length(const std::string& commit) {
   const std::string origin = url_origin(config_.endpoint);
   const std::string what = "listing the history of '" + repo_id_ + "' at " + commit.substr(0, 12);
   uint64_t count = 0;
-  std::set<std::string> seen_urls;
-  for (int page = 0;; ++page) {
-    if (page >= 100000 || !seen_urls.insert(url).second)
-      throw Error(ErrorKind::network, what + ": the listing's pagination loops; the server is misconfigured");
+  Pagination pages(what, origin, kMaxHistoryPages);
+  for (;;) {
+    pages.visit(url);
     HttpResponse r = http_.get(url);
     if (r.status != 200) throw_for(r, what);
-    json j = json::parse(r.body, nullptr, false);
-    if (j.is_discarded() || !j.is_array()) throw Error(ErrorKind::network, what + ": the answer is not a JSON array; is --endpoint a Hugging Face Hub?");
-    if (page == 0 && (j.empty() || !j[0].is_object() || j[0].value("id", "") != commit))
+    std::optional<json> j = parse_hub_json(r.body, display_url(url));
+    if (!j || !j->is_array()) throw Error(ErrorKind::network, what + ": the answer is not a JSON array; is --endpoint a Hugging Face Hub?");
+    if (pages.count() == 1 && (j->empty() || !(*j)[0].is_object() || !(*j)[0].contains("id") || (*j)[0]["id"] != commit))
       throw Error(ErrorKind::network, what + ": the history does not start at that commit; is --endpoint a Hugging Face Hub?");
-    count += j.size();
-    auto next = link_next(r.header("link"));
+    count += j->size();
+    auto next = pages.next(url, r.header("link"));
     if (!next) break;
-    url = resolve_url(url, *next);
-    if (url_origin(url) != origin) throw Error(ErrorKind::network, what + ": pagination points to another host (" + url + "); refusing it");
+    url = *next;
   }
   cache_.save_history_length(commit, count);
   return count;
@@ -327,28 +362,29 @@ std::vector<TreeEntry> HubClient::list_tree(const std::string& commit, const std
   const std::string origin = url_origin(config_.endpoint);
   const std::string what = "listing " + path + "/ of '" + repo_id_ + "' at " + commit.substr(0, 12);
   std::vector<TreeEntry> out;
-  std::set<std::string> seen_urls;
-  for (int page = 0;; ++page) {
-    if (page >= 100000 || !seen_urls.insert(url).second)
-      throw Error(ErrorKind::network, what + ": the listing's pagination loops; the server is misconfigured");
+  Pagination pages(what, origin, kMaxTreePages);
+  for (;;) {
+    pages.visit(url);
     HttpResponse r = http_.get(url);
     if (r.status == 404 && r.header("x-error-code") == "EntryNotFound")
       throw Error(ErrorKind::not_found, "'" + repo_id_ + "' has no " + path + "/ directory at " + commit.substr(0, 12) +
                                             "; is it a kernel repo built with kernel-builder?");
     if (r.status != 200) throw_for(r, what);
-    json j = json::parse(r.body, nullptr, false);
-    if (j.is_discarded() || !j.is_array()) {
+    std::optional<json> j = parse_hub_json(r.body, display_url(url));
+    if (!j || !j->is_array()) {
       // A cut-short page: fetch it again (bounded by the retry budget).
-      HttpResponse again = http_.get(url);
-      j = json::parse(again.body, nullptr, false);
-      if (again.status != 200 || j.is_discarded() || !j.is_array())
+      r = http_.get(url);
+      if (r.status == 200) j = parse_hub_json(r.body, display_url(url));
+      if (r.status != 200 || !j || !j->is_array())
         throw Error(ErrorKind::network, what + ": the listing is not a JSON array; is --endpoint a Hugging Face Hub?");
     }
-    for (const auto& e : j) out.push_back(parse_tree_entry(e, config_.endpoint));
-    auto next = link_next(r.header("link"));
+    if (out.size() + j->size() > kMaxTreeEntries)
+      throw Error(ErrorKind::network, what + ": the listing has more than " + std::to_string(kMaxTreeEntries) +
+                                          " entries, more than any kernel's build/ holds; check --endpoint and the repo name");
+    for (const auto& e : *j) out.push_back(parse_tree_entry(e, display_url(config_.endpoint)));
+    auto next = pages.next(url, r.header("link"));
     if (!next) break;
-    url = resolve_url(url, *next);
-    if (url_origin(url) != origin) throw Error(ErrorKind::network, what + ": pagination points to another host (" + url + "); refusing it");
+    url = *next;
   }
   if (out.empty())
     throw Error(ErrorKind::not_found, "'" + repo_id_ + "' has an empty " + path + "/ directory at " + commit.substr(0, 12));

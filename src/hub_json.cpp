@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kwheel/bounded_json.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/http.hpp"
 
 namespace kwheel {
 using nlohmann::json;
@@ -17,6 +19,11 @@ bool is_hex(const std::string& s, size_t len) {
 }  // namespace
 
 bool is_git_sha1(const std::string& text) { return is_hex(text, 40); }
+
+std::optional<json> parse_hub_json(std::string_view body, const std::string& where) {
+  return parse_bounded_json(body, {kMaxHubJsonBody, kMaxHubJsonDepth, kMaxHubJsonValues}, ErrorKind::network, "the answer from " + where,
+                            "no Hugging Face Hub answers like this: check --endpoint");
+}
 
 TreeEntry parse_tree_entry(const json& j, const std::string& where) {
   auto bad = [&](const std::string& why) { return Error(ErrorKind::network, "malformed tree listing from " + where + ": " + why); };

@@ -64,10 +64,11 @@ Page fetch_page(const std::string& url, HttpClient* http, const std::string& wha
     }
     return page;
   }
-  HttpResponse r = http->get(url, false, 64 << 20, {kAccept});
-  if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + url + " (HTTP 404)");
-  if (r.status == 401 || r.status == 403) throw Error(ErrorKind::auth, url + " wants credentials (HTTP " + std::to_string(r.status) + "); kwheel pin reads public indexes only");
-  if (r.status != 200) throw Error(ErrorKind::network, url + " answered HTTP " + std::to_string(r.status) + " for the " + what);
+  HttpResponse r = http->get(url, false, kMaxIndexPageBody, {kAccept});
+  if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + display_url(url) + " (HTTP 404)");
+  if (r.status == 401 || r.status == 403)
+    throw Error(ErrorKind::auth, display_url(url) + " wants credentials (HTTP " + std::to_string(r.status) + "); kwheel pin reads public indexes only");
+  if (r.status != 200) throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what);
   page.body = std::move(r.body);
   page.json = r.header("content-type").find("json") != std::string::npos;
   page.url = r.url;

@@ -362,13 +362,16 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
     auto fail = [&](ErrorKind kind, const std::string& why) {
       r.status = UploadResult::Status::failed;
       r.exit_code = static_cast<int>(kind);
-      r.message = repo.password.redact(why);
+      r.message = repo.password.redact(redact_secrets(why));
     };
     try {
       HttpResponse resp = client.post_multipart(repo.url, forms[i]);
       r.attempts = static_cast<unsigned>(client.stats().requests);
       r.http_status = resp.status;
-      const std::string said = repo.password.redact(server_message(resp.reason, resp.body));
+      // Redacted before server_message cuts it short (a cut secret would no
+      // longer match); every registered form first, so the whole Basic
+      // credential goes before the password's own forms break it up.
+      const std::string said = server_message(resp.reason, repo.password.redact(redact_secrets(resp.body)));
       const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + strip(resp.reason));
       if (resp.status >= 200 && resp.status < 300 && lower(resp.reason + " " + said).find("identical") != std::string::npos) {
         // devpi: "200 Upload of identical file to non volatile index." The
@@ -393,7 +396,7 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
                                   : repo.url + " refused the credentials of user '" + repo.username + "' (" + status + (said.empty() ? "" : ": " + said) +
                                         "); check the password or token for " + repo.described);
       } else if (resp.status >= 300 && resp.status < 400) {
-        fail(ErrorKind::usage, repo.url + " answered " + status + " to " + resp.header("location") +
+        fail(ErrorKind::usage, repo.url + " answered " + status + " to " + display_url(resp.header("location")) +
                                    "; uploads are not redirected (credentials stay with the URL you gave): pass the final upload URL as --repository-url");
       } else if (resp.status == 404 || resp.status == 405) {
         fail(ErrorKind::not_found, "no upload endpoint at " + repo.url + " (" + status + (said.empty() ? "" : ": " + said) +

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kwheel/secret.hpp"
 #include "kwheel/text.hpp"
 
 namespace kwheel {
@@ -34,9 +35,11 @@ class Error : public std::runtime_error {
  public:
   // Messages quote names from repos, wheels and servers; printable() keeps
   // what() one line of valid UTF-8 whatever those hold (a NUL would even
-  // cut the C string what() returns).
+  // cut the C string what() returns). Messages quote URLs and server
+  // answers too, which may carry a token in any encoding: registered secrets
+  // are redacted here, once for every error.
   Error(ErrorKind kind, const std::string& message, Reason reason = Reason::unspecified)
-      : std::runtime_error(printable(message)), kind_(kind), reason_(reason) {}
+      : std::runtime_error(printable(redact_secrets(message))), kind_(kind), reason_(reason) {}
   ErrorKind kind() const noexcept { return kind_; }
   Reason reason() const noexcept { return reason_; }
   int exit_code() const noexcept { return static_cast<int>(kind_); }

@@ -18,6 +18,22 @@
 
 namespace kwheel {
 
+// A transfer moving fewer bytes per second than this, on average over the
+// stall timeout, is dropped (and retried like a dropped connection): a
+// server dripping a few bytes a second must not hold kwheel forever. Far
+// below any working link; a stalled one sends nothing.
+constexpr long kMinBytesPerSecond = 1024;
+// An answer read into memory (get) also has a deadline: the stall timeout
+// plus its size cap at this rate (8 MiB: 128 s). A drip just above the
+// minimum rate cannot stretch one request to hours.
+constexpr size_t kAnswerDeadlineBytesPerSecond = 64 << 10;
+
+// Caps on answers kwheel reads into memory; a larger one is cut off as soon
+// as it crosses the cap (or at once when its Content-Length says so).
+constexpr size_t kMaxHubJsonBody = 8 << 20;   // Hub API JSON: a real tree page is ~300 KB
+constexpr size_t kMaxIndexPageBody = 16 << 20;  // simple-API pages (pin)
+constexpr size_t kMaxUploadAnswer = 1 << 20;    // an index's answer to an upload
+
 struct HttpOptions {
   std::optional<std::string> auth_origin;  // "http://127.0.0.1:8000": token goes only here
   Secret token;                            // sent as "Authorization: Bearer ..."
@@ -27,7 +43,7 @@ struct HttpOptions {
   std::chrono::milliseconds max_backoff{8000};
   std::chrono::seconds max_retry_after{60};
   std::chrono::seconds connect_timeout{15};
-  std::chrono::seconds stall_timeout{60};  // abort a transfer that moves <1 B/s this long
+  std::chrono::seconds stall_timeout{60};  // abort a transfer that moves < kMinBytesPerSecond this long
   unsigned max_redirects = 10;
   std::string user_agent;
   std::string ca_bundle;                   // extra CA file; empty = system default
@@ -45,6 +61,12 @@ struct HttpResponse {
   std::string header(const std::string& lower_name) const;
 };
 
+// `url` fit for a message: any user:password@ removed, registered secrets
+// (a token in a redirect's query, say) redacted.
+std::string display_url(const std::string& url);
+// Registers the password of a URL's user:password@ (curl sends it as
+// "Authorization: Basic"), decoded and as written, for redaction.
+void register_url_credentials(const std::string& url);
 // "scheme://host:port" of an absolute URL, lower-cased, default port added.
 std::string url_origin(const std::string& url);
 // Resolves a Location header against the URL it came from.
@@ -102,15 +124,18 @@ class HttpClient {
   // GET (or HEAD) with redirects and retries; returns the final response,
   // whatever its status (callers map statuses to errors). Network failure
   // after all attempts throws Error(network) naming the URL.
-  HttpResponse get(const std::string& url, bool head = false, size_t max_body = 64 << 20,
+  // An answer over max_body bytes is an Error(network) as soon as it is.
+  HttpResponse get(const std::string& url, bool head = false, size_t max_body = kMaxHubJsonBody,
                    const std::vector<std::string>& extra_headers = {});
 
   // POST multipart/form-data. Redirects are not followed (a 3xx comes back
   // to the caller: an upload must not be replayed, credentials included,
   // somewhere else). 5xx, 429 and dropped connections are retried with
   // backoff, the body rebuilt from disk each time; any other status is
-  // returned as is. Network failure after all attempts throws Error(network).
-  HttpResponse post_multipart(const std::string& url, const std::vector<FormPart>& parts, size_t max_body = 1 << 20);
+  // returned as is. Network failure after all attempts throws Error(network),
+  // and so does an answer over max_body bytes (not retried: the upload
+  // itself went through).
+  HttpResponse post_multipart(const std::string& url, const std::vector<FormPart>& parts, size_t max_body = kMaxUploadAnswer);
 
   // Downloads every job, at most `parallel` at once over shared connections
   // (HTTP/2 multiplexed where offered). Verifies size and hash of each file

@@ -44,7 +44,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 20u));
   auto* stall = sub->add_option("--stall-timeout", a->stall_timeout,
-                                "Seconds without a byte sent or received before an upload is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
+                                "Seconds an upload or its answer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
   add_output_flags(sub, out);
   sub->callback([a, url, repo, user, pass, cert, stall, &out, &exit_code] {
     RepositorySources src;

@@ -17,7 +17,7 @@ void add_hub_flags(CLI::App* sub, SourceArgs& a) {
   sub->add_option("--repo-type", a.hub.repo_type,
                   "Hub repo type: kernel (default; a repo found only as a model repo is used as one) or model; forces the type");
   sub->add_option("--stall-timeout", a.hub.stall_timeout,
-                  "Seconds without a byte before a transfer is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
+                  "Seconds a transfer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
   sub->add_option("--ca-bundle", a.hub.ca_bundle,
                   "PEM file of CAs to trust for the Hub's TLS (default: $KWHEEL_CA_BUNDLE, $REQUESTS_CA_BUNDLE, system CAs)");
 }

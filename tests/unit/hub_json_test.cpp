@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "error_support.hpp"
 #include "kwheel/error.hpp"
 
 using namespace kwheel;
@@ -81,4 +82,67 @@ TEST(HubJson, RevisionSha) {
   EXPECT_FALSE(revision_sha({{"sha", "main"}}));
   EXPECT_TRUE(is_git_sha1(kSha1));
   EXPECT_FALSE(is_git_sha1(kSha1 + "0"));
+}
+
+// Hub answers cost memory by their shape, not their size: 66 MB of nested
+// arrays on /refs took 2.47 GB of RSS. Nesting and value counts are
+// bounded while parsing, before the tree is built.
+TEST(HubJsonLimits, ParsesWhatTheHubSends) {
+  auto j = parse_hub_json(R"({"branches":[{"name":"v1","ref":"refs/heads/v1","targetCommit":")" + kSha1 + R"("}],"tags":[]})", "http://hub/refs");
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(parse_refs(*j, "h").size(), 1u);
+  EXPECT_FALSE(parse_hub_json(R"({"branches": [)", "http://hub/refs").has_value());  // cut short: the caller may retry
+  std::string at_limit = "[";
+  for (int i = 0; i < kMaxHubJsonDepth - 1; ++i) at_limit += "[";
+  at_limit += std::string(kMaxHubJsonDepth, ']');
+  EXPECT_TRUE(parse_hub_json(at_limit, "h").has_value());  // exactly the depth limit
+}
+
+TEST(HubJsonLimits, DeepNestingIsRefusedBeforeItIsBuilt) {
+  for (const std::string open : {"[", "{\"a\":"}) {
+    std::string deep;
+    for (int i = 0; i < 1000000; ++i) deep += open;
+    const std::string msg = kwheel::testing::error_of([&] { parse_hub_json(deep, "http://hub/api/kernels/o/k/refs"); }, ErrorKind::network);
+    EXPECT_NE(msg.find("nests deeper than 32 levels"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("http://hub/api/kernels/o/k/refs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--endpoint"), std::string::npos) << msg;
+  }
+}
+
+TEST(HubJsonLimits, TooManyValuesAreRefused) {
+  std::string wide = "[";
+  for (size_t i = 0; i <= kMaxHubJsonValues; ++i) wide += "[],";
+  wide += "0]";
+  const std::string msg = kwheel::testing::error_of([&] { parse_hub_json(wide, "h"); }, ErrorKind::network);
+  EXPECT_NE(msg.find("more than 200000 JSON values"), std::string::npos) << msg;
+  std::string keys = "{";
+  for (size_t i = 0; i <= kMaxHubJsonValues; ++i) keys += "\"k" + std::to_string(i) + "\":0,";
+  keys += "\"z\":0}";
+  EXPECT_THROW(parse_hub_json(keys, "h"), Error);
+}
+
+TEST(HubJsonLimits, BodyOverTheCapIsRefused) {
+  const std::string big(kMaxHubJsonBody + 1, ' ');
+  const std::string msg = kwheel::testing::error_of([&] { parse_hub_json(big, "h"); }, ErrorKind::network);
+  EXPECT_NE(msg.find("larger than 8 MiB"), std::string::npos) << msg;
+}
+
+TEST(HubJsonLimits, IllTypedAnswersAreErrorsNotAborts) {
+  // Every field read with a type check: nlohmann's type_error never escapes.
+  for (const char* body : {R"({"branches":[{"name":1,"targetCommit":"x"}]})", R"({"branches":[null]})", R"({"tags":[{"name":"v1","targetCommit":[]}]})"}) {
+    auto j = parse_hub_json(body, "h");
+    ASSERT_TRUE(j.has_value());
+    EXPECT_THROW(parse_refs(*j, "h"), Error) << body;
+  }
+  for (const char* body : {R"({"sha":5})", R"({"sha":null})", R"([])", R"("x")", R"({"sha":"ABCDEF"})"}) {
+    auto j = parse_hub_json(body, "h");
+    ASSERT_TRUE(j.has_value());
+    EXPECT_EQ(revision_sha(*j), std::nullopt) << body;
+  }
+  for (const char* body : {R"({"type":"file","path":"a","size":"1","oid":"x"})", R"({"type":"file","path":"a","size":-1,"oid":")" "0123456789abcdef0123456789abcdef01234567" R"("})",
+                           R"({"type":7,"path":"a"})", R"({"type":"file","path":"a","size":1,"oid":"0123456789abcdef0123456789abcdef01234567","lfs":{"oid":3}})"}) {
+    auto j = parse_hub_json(body, "h");
+    ASSERT_TRUE(j.has_value());
+    EXPECT_EQ(kind_of(*j), ErrorKind::network) << body;
+  }
 }
