@@ -29,14 +29,18 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
         out.kernel = parse_kernel_metadata(wheel.read(m, kMaxKernelMetadataBytes + 1), "wheel '" + path.filename().string() + "' member '" + m + "'");
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
+    // Only the shared objects leave the archive, one at a time, each removed
+    // once read: the scratch space is one member, whatever the wheel holds.
+    // WheelArchive has bounded their declared sizes and stream() holds each
+    // to its declared size.
     TempDir scratch("inspect");
-    size_t i = 0;
+    const fs::path tmp = scratch.path() / "member.so";
     for (const auto& m : wheel.members()) {
       if (!looks_shared(m)) continue;
-      const fs::path tmp = scratch.path() / std::to_string(i++);
-      wheel.extract(m, tmp);
+      wheel.extract(m, tmp, kMaxInspectedObjectBytes);
       if (!is_elf_file(tmp)) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
       ElfInfo e = read_elf(tmp);
+      fs::remove(tmp);
       e.name = m;  // report the member, not our temp file
       elves.push_back(std::move(e));
       out.files.push_back(m);

@@ -132,6 +132,8 @@ VariantLayout lay_out_variant(const VariantInput& v, const KernelMetadata* md, c
   const bool is_flat = std::any_of(v.files.begin(), v.files.end(), [](const RepoFile& f) { return f.path == "__init__.py"; });
   if (md && is_flat) check_id(v, *md);
   VariantLayout out = is_flat ? flat(v, md, name) : nested(v, md, name.empty() ? fallback : name);
+  if (auto why = reserved_wheel_path_reason(out.package); !why.empty())
+    throw Error(ErrorKind::input, "variant '" + v.name + "': package directory '" + out.package + "/': " + why + "; rename the package directory");
   out.metadata = find_metadata(v);
   return out;
 }

@@ -32,6 +32,15 @@ std::string unsafe_path_reason(std::string_view path) {
   return {};
 }
 
+std::string reserved_wheel_path_reason(std::string_view member) {
+  const std::string_view top = member.substr(0, member.find('/'));
+  for (std::string_view suffix : {".dist-info", ".data"})
+    if (top.ends_with(suffix))
+      return "top-level '" + std::string(top) + "' ends in " + std::string(suffix) + ", which installers take for the wheel's " +
+             (suffix == ".data" ? "data" : "metadata") + " directory (pip refuses the wheel)";
+  return {};
+}
+
 std::vector<VariantInput> group_variants(const std::vector<RepoFile>& files) {
   std::map<std::string, VariantInput> by_name;
   for (const auto& f : files) {

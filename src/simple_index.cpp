@@ -18,11 +18,13 @@
 #include <set>
 #include <sstream>
 
+#include "kwheel/bounded_json.hpp"
 #include "kwheel/compat.hpp"
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
 #include "kwheel/http.hpp"
 #include "kwheel/pep440.hpp"
+#include "kwheel/temp_dir.hpp"
 #include "kwheel/wheel_filename.hpp"
 #include "kwheel/wheel_reader.hpp"
 
@@ -183,25 +185,6 @@ class Fd {
   int fd_;
 };
 
-// A directory removed on scope exit unless released.
-class ScratchDir {
- public:
-  explicit ScratchDir(fs::path p) : path_(std::move(p)) {}
-  ~ScratchDir() {
-    if (!path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-  void release() { path_.clear(); }
-  void reset_to(fs::path p) { path_ = std::move(p); }
-
- private:
-  fs::path path_;
-};
 
 struct Entry {
   std::string filename;
@@ -346,8 +329,23 @@ std::vector<IndexFile> parse_project_html(const std::string& html, const std::st
   return out;
 }
 
+namespace {
+
+// PyPI's largest project pages hold tens of thousands of values; a million
+// would already cost ~100 MB. Pages reach here capped at kMaxIndexPageBody.
+constexpr JsonLimits kIndexPageLimits{kMaxIndexPageBody, 32, 500000};
+// kwheel's own manifest, 8 values a file: room for 100,000 files.
+constexpr JsonLimits kManifestLimits{64 << 20, 8, 1000000};
+
+json parse_index_json(const std::string& text, const std::string& where) {
+  auto j = parse_bounded_json(text, kIndexPageLimits, ErrorKind::input, where, "is it a package index? check the index URL");
+  return j ? std::move(*j) : json(json::value_t::discarded);
+}
+
+}  // namespace
+
 std::vector<IndexFile> parse_project_json(const std::string& text, const std::string& where) {
-  json j = json::parse(text, nullptr, false);
+  json j = parse_index_json(text, where);
   if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array())
     throw Error(ErrorKind::input, where + " is not a PEP 691 project page (no \"files\" list)");
   std::vector<IndexFile> out;
@@ -376,7 +374,7 @@ std::vector<IndexFile> parse_project_json(const std::string& text, const std::st
 std::vector<std::string> parse_root_page(const std::string& body, bool is_json, const std::string& where) {
   std::vector<std::string> names;
   if (is_json) {
-    json j = json::parse(body, nullptr, false);
+    json j = parse_index_json(body, where);
     if (j.is_discarded() || !j.is_object() || !j.contains("projects") || !j["projects"].is_array())
       throw Error(ErrorKind::input, where + " is not a PEP 691 index page (no \"projects\" list)");
     for (const auto& p : j["projects"])
@@ -388,9 +386,34 @@ std::vector<std::string> parse_root_page(const std::string& body, bool is_json, 
   return names;
 }
 
+namespace {
+
+// Where the site goes: `--out site/` names `site`, and a symlink names its
+// target. The new site is swapped in beside the directory it replaces, so
+// swapping at the link would replace the link (which a web server's
+// configuration may point at) with a directory and leave its target stale.
+fs::path site_directory(const fs::path& out) {
+  fs::path site = fs::absolute(out).lexically_normal();
+  if (site.filename().empty() && site.has_parent_path()) site = site.parent_path();  // "site/"
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(site, ec); ++hops) {
+    if (hops == 40) throw Error(ErrorKind::usage, "--out '" + out.string() + "': too many levels of symbolic links");
+    const fs::path target = fs::read_symlink(site, ec);
+    if (ec) throw Error(ErrorKind::io, "cannot read the symlink '" + site.string() + "': " + ec.message());
+    // The target is relative to the link's real directory; a dangling one
+    // is the site to create.
+    site = fs::weakly_canonical(fs::canonical(site.parent_path()) / target, ec);
+    if (ec) throw Error(ErrorKind::io, "cannot resolve --out '" + out.string() + "': " + ec.message());
+    if (site.filename().empty() && site.has_parent_path()) site = site.parent_path();
+  }
+  return site;
+}
+
+}  // namespace
+
 SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
   if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
-  const fs::path site = fs::absolute(o.out).lexically_normal();
+  const fs::path site = site_directory(o.out);
   const fs::path parent = site.parent_path();
   const std::string leaf = site.filename().string();
   if (leaf.empty() || leaf == "." || leaf == "..") throw Error(ErrorKind::usage, "--out '" + o.out.string() + "' must name a directory, e.g. --out site");
@@ -416,18 +439,28 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
                                           ", so kwheel did not write it; pass --out with a new or empty directory");
     } else {
       std::ifstream in(manifest, std::ios::binary);
-      json m = json::parse(in, nullptr, false);
-      if (m.is_discarded() || m.value("format", "") != kManifestFormat || !m.contains("files") || !m["files"].is_array())
+      // Read no more than the limit allows (parse_bounded_json then refuses it).
+      std::string text(static_cast<size_t>(std::min<uintmax_t>(fs::file_size(manifest, ec), kManifestLimits.max_bytes + 1)), '\0');
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<size_t>(in.gcount()));
+      json m = parse_bounded_json(text, kManifestLimits, ErrorKind::input, "'" + manifest.string() + "'", "rebuild the site into a new directory")
+                   .value_or(json(json::value_t::discarded));
+      if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
         throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
       for (const auto& f : m["files"]) {
+        // The manifest is on disk, where anyone may have edited it: every
+        // field type-checked (nlohmann's value() throws on a wrong type).
+        auto text = [&](const char* key) {
+          return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
+        };
         Entry e;
-        e.filename = f.value("filename", "");
-        e.project = f.value("project", "");
-        e.version = f.value("version", "");
-        e.sha256 = f.value("sha256", "");
-        e.size = f.value("size", uint64_t{0});
-        e.requires_python = f.value("requires_python", "");
-        e.metadata_sha256 = f.value("metadata_sha256", "");
+        e.filename = text("filename");
+        e.project = text("project");
+        e.version = text("version");
+        e.sha256 = text("sha256");
+        e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
+        e.requires_python = text("requires_python");
+        e.metadata_sha256 = text("metadata_sha256");
         e.source = site / "files" / e.filename;
         if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.project.empty())
           throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
@@ -443,7 +476,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
 
   SiteReport report;
   report.site = site;
-  std::set<std::string> given;
+  std::map<std::string, std::pair<fs::path, std::string>> given;  // filename -> first path given, sha256
   for (const auto& w : wheels) {
     WheelArchive archive(w);
     if (auto problems = archive.verify_record(); !problems.empty())
@@ -459,8 +492,10 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
     e.metadata_sha256 = sha256_hex(e.metadata);
     e.source = w;
     e.is_new = true;
-    if (!given.insert(e.filename).second) {
-      continue;  // the same path twice (a file and its directory)
+    if (auto [first, added] = given.try_emplace(e.filename, w, e.sha256); !added) {
+      if (first->second.second == e.sha256) continue;  // the same file twice (a file and its directory), or a copy
+      throw Error(ErrorKind::input, "two different wheels are named '" + e.filename + "': '" + first->second.first.string() + "' and '" + w.string() +
+                                        "'; an index serves one file per name: pass only one of them");
     }
     auto it = entries.find(e.filename);
     if (it != entries.end()) {
@@ -477,9 +512,10 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
     if (!e.is_new && !given.count(name)) report.kept.push_back(name);
 
   // The new site, beside the old one.
-  std::string tmpl = (parent / ("." + leaf + ".kwheel-new-XXXXXX")).string();
-  if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::io, "cannot create a directory beside '" + site.string() + "': " + std::strerror(errno));
-  ScratchDir scratch{fs::path(tmpl)};
+  // Named for its owner, removed if interrupted, and swept by the next run if
+  // this one is killed outright (temp_dir.hpp): a scratch site can be large.
+  TempDir scratch = TempDir::beside(site, "new");
+  const std::string tmpl = scratch.path().string();
   const fs::path root = scratch.path();
   // mkdtemp makes it 0700; a site is for serving: the usual umask'd mode.
   const mode_t mask = ::umask(0);
@@ -569,7 +605,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
       throw Error(ErrorKind::io, "cannot move the new site to '" + site.string() + "': " + std::strerror(errno));
     scratch.release();
   } else if (::renameat2(AT_FDCWD, root.c_str(), AT_FDCWD, site.c_str(), RENAME_EXCHANGE) == 0) {
-    // `root` now names the old site; ScratchDir removes it.
+    // `root` now names the old site; `scratch` removes it.
   } else if (errno == EINVAL || errno == ENOSYS) {
     // No atomic exchange on this filesystem: two renames, a moment without SITE.
     const fs::path old = fs::path(tmpl + ".old");

@@ -15,6 +15,7 @@
 #include "kwheel/deflate.hpp"
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/repo_layout.hpp"
 
 namespace kwheel {
 namespace {
@@ -367,6 +368,7 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   for (const auto& m : contents.members) {
     if (m.archive_path.starts_with(dist_prefix))
       throw fail(ErrorKind::input, "member '" + m.archive_path + "' would overwrite the generated .dist-info");
+    if (auto why = reserved_wheel_path_reason(m.archive_path); !why.empty()) throw fail(ErrorKind::input, "member '" + m.archive_path + "': " + why);
     if (!seen.insert(m.archive_path).second) throw fail(ErrorKind::input, "duplicate member '" + m.archive_path + "'");
     members.push_back(&m);
   }

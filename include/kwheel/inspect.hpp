@@ -2,6 +2,7 @@
 // The platform evidence of a wheel or a shared object: what its ELF files
 // need (symbol versions per library, external libraries), which manylinux
 // policy that satisfies, and its abi3 status.
+#include <cstdint>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -10,6 +11,10 @@
 #include "kwheel/manylinux.hpp"
 
 namespace kwheel {
+
+// The largest shared object `inspect` extracts from a wheel (kernels'
+// objects are a few hundred MB); larger ones are refused by name.
+inline constexpr uint64_t kMaxInspectedObjectBytes = 4ull << 30;
 
 struct InspectOptions {
   std::set<std::string> allowed_external;

@@ -28,6 +28,12 @@ struct VariantInput {
 // characters, over-long names.
 std::string unsafe_path_reason(std::string_view path);
 
+// Why a wheel may not hold `member` (a path inside it) besides the
+// .dist-info kwheel generates, or "": installers take a top-level name
+// ending in .dist-info for the wheel's metadata directory and one ending in
+// .data for its data directory, and pip refuses the wheel.
+std::string reserved_wheel_path_reason(std::string_view member);
+
 // Groups the files under build/ by variant. Files outside build/ are ignored;
 // a file directly in build/ or an unsafe path is an Error(input).
 std::vector<VariantInput> group_variants(const std::vector<RepoFile>& files);

@@ -21,7 +21,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<IndexArgs>();
   auto* sub = app.add_subcommand("index", "Write (or update) a static package index: PEP 503/691 pages, PEP 658 metadata, one sub-index per torch/compute variant");
   sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels to add")->required();
-  sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically)")->required();
+  sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->required();
   sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links");
   add_output_flags(sub, out);
   sub->callback([a, &out, &exit_code] {

@@ -42,6 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const WheelArchive& w = *wheel;
   FUZZ_CHECK(w.dist_info().ends_with(".dist-info"));
   FUZZ_CHECK(normalize_name(w.field("Name")) == normalize_name(w.filename().name));
+  // What index and publish list a wheel under is its filename's version:
+  // METADATA must not say otherwise (issue 14: a cu126 sub-index entry).
+  const auto said = Version::try_parse(w.field("Version"));
+  const auto named = Version::try_parse(w.filename().version);
+  FUZZ_CHECK(said && named && *said == *named);
 
   // validate, publish and index refuse a wheel whose RECORD check fails;
   // one that passes must be safe to unpack: every member is listed, hashed,

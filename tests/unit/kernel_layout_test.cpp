@@ -91,3 +91,15 @@ TEST(KernelLayout, MetadataThatDisagreesWithTheFiles) {
   // A noarch variant has no extension module to check.
   EXPECT_NO_THROW(lay_out_variant(variant({"__init__.py", "_ops.py"}), &md, "", ""));
 }
+
+TEST(KernelLayout, PackageDirectoryNamedLikeWheelMetadataIsRefused) {
+  // Found from outside: build/<v>/x-1.0.dist-info/__init__.py made a wheel
+  // with two .dist-info directories, which pip refuses to install.
+  for (const std::string pkg : {"x-1.0.dist-info", "x-1.0.data"}) {
+    auto v = variant({pkg + "/__init__.py", pkg + "/_ops.py"});
+    const std::string why = error_of(v, nullptr, "repo-name");
+    EXPECT_NE(why.find("package directory '" + pkg + "/'"), std::string::npos) << why;
+    EXPECT_NE(why.find("pip refuses"), std::string::npos) << why;
+    EXPECT_NE(why.find("rename the package directory"), std::string::npos) << why;
+  }
+}

@@ -84,6 +84,19 @@ TEST(UnsafePath, RejectsWithReason) {
   EXPECT_EQ(unsafe_path_reason(long_ok), "");
 }
 
+TEST(ReservedWheelPath, TopLevelDistInfoAndDataAreTheInstallersOwn) {
+  // pip takes any top-level *.dist-info for the metadata directory (two
+  // are an error) and any *.data for the data directory (unknown schemes
+  // are an error): a package named so builds a wheel pip refuses.
+  for (const std::string bad : {"x-1.0.dist-info/__init__.py", "x-1.0.data/__init__.py", "x.dist-info", "pkg.data/sub/file.py"})
+    EXPECT_NE(reserved_wheel_path_reason(bad), "") << bad;
+  EXPECT_NE(reserved_wheel_path_reason("x-1.0.data/a").find("data directory"), std::string::npos);
+  EXPECT_NE(reserved_wheel_path_reason("x-1.0.dist-info/a").find("metadata directory"), std::string::npos);
+  // Only the top level: deeper names, and names merely containing the words, are ordinary.
+  for (const std::string ok : {"img2gray/__init__.py", "img2gray/x.data", "img2gray/y.dist-info/z", "data/x", "dist-info", "x.database/y"})
+    EXPECT_EQ(reserved_wheel_path_reason(ok), "") << ok;
+}
+
 TEST(GroupVariants, GroupsSortsAndIgnoresOutsideBuild) {
   auto v = group_variants({rf("build/torch-universal/img2gray/b.py"), rf("README.md"), rf("build/torch-universal/img2gray/a.py"),
                            rf("build/torch27-cxx11-cu126-x86_64-linux/img2gray/__init__.py"), rf("builder/x/y"),

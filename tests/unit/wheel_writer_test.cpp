@@ -411,13 +411,36 @@ TEST(WheelWriter, DuplicateAndDistInfoMembersRejected) {
   EXPECT_FALSE(fs::exists(f.out()));
 }
 
+TEST(WheelWriter, MembersUnderAnotherDistInfoOrDataDirectoryRejected) {
+  // The generated .dist-info is the only one a wheel may have, and a
+  // top-level *.data is the installer's data directory: pip refuses both.
+  Fixture f;
+  for (const std::string path : {"other-2.0.dist-info/__init__.py", "pkg-1.0.data/__init__.py"}) {
+    auto bad = f.contents;
+    bad.members.push_back({path, f.tmp.path() / "src/a.py", 3, false});
+    try {
+      write_wheel(bad, f.out(), {});
+      FAIL() << path;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::input);
+      EXPECT_NE(std::string(e.what()).find("member '" + path + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("pip refuses"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(f.out()));
+  }
+}
+
 TEST(WheelWriter, StagedWheelIsInvisibleUntilCommitted) {
   Fixture f;
   const fs::path out = f.out();
   {
     StagedWheel s = stage_wheel(f.contents, out, {});
     EXPECT_FALSE(fs::exists(out));
-    EXPECT_EQ(dir_listing(out.parent_path()).size(), 1u);  // the hidden temp file
+    // The hidden temp file, and the lock that proves it is ours (scratch_owner.hpp).
+    const auto staged = dir_listing(out.parent_path());
+    ASSERT_EQ(staged.size(), 2u);
+    EXPECT_TRUE(staged[0].starts_with(".kwheel-owner-") || staged[1].starts_with(".kwheel-owner-"));
+    EXPECT_TRUE(staged[0].find(".kwheel-tmp-") != std::string::npos || staged[1].find(".kwheel-tmp-") != std::string::npos);
     EXPECT_EQ(s.info.sha256.size(), 64u);
   }  // destroyed uncommitted
   EXPECT_EQ(dir_listing(out.parent_path()), std::vector<std::string>{});
