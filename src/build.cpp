@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "kwheel/atomic_file.hpp"
+#include "kwheel/reuse_state.hpp"
+#include "kwheel/scratch_owner.hpp"
 #include "kwheel/core_metadata.hpp"
 #include "kwheel/deflate.hpp"
 #include "kwheel/digest.hpp"
@@ -105,39 +107,25 @@ std::string stat_identity(const fs::path& p) {
          std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
-struct ReusedWheel {
-  std::string sha256;
-  uint64_t size = 0;
-};
-
-fs::path state_path(const fs::path& wheel) { return wheel.parent_path() / ".kwheel" / (wheel.filename().string() + ".json"); }
-
 // The wheel in out_dir, if kwheel wrote it from exactly these inputs and it
 // has not been touched since (same identity as recorded right after writing).
-// A damaged or foreign state file only means "not reusable": every field is
-// type-checked before use (an ill-typed one used to abort the build).
-std::optional<ReusedWheel> reusable(const fs::path& wheel, const std::string& fingerprint) {
-  std::ifstream in(state_path(wheel));
+std::optional<ReuseState> reusable(const fs::path& wheel, const std::string& fingerprint) {
+  std::ifstream in(reuse_state_path(wheel), std::ios::binary);
   if (!in) return std::nullopt;
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  auto text = [&](const char* key) -> std::string {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  if (j.is_discarded() || !j.is_object() || text("fingerprint") != fingerprint || text("wheel_identity") != stat_identity(wheel)) return std::nullopt;
-  const std::string sha256 = text("sha256");
-  auto size = j.find("size");
-  if (sha256.size() != 64 || size == j.end() || !size->is_number_unsigned()) return std::nullopt;
-  return ReusedWheel{sha256, size->get<uint64_t>()};
+  std::string text(kMaxReuseStateBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  auto state = parse_reuse_state(text);
+  if (!state || state->fingerprint != fingerprint || state->wheel_identity != stat_identity(wheel)) return std::nullopt;
+  return state;
 }
 
 void record_state(const fs::path& wheel, const std::string& fingerprint, const std::string& sha256, uint64_t size) {
   std::error_code ec;
-  fs::create_directories(state_path(wheel).parent_path(), ec);
+  fs::create_directories(reuse_state_path(wheel).parent_path(), ec);
   if (ec) return;  // only an optimisation: the next build rewrites the wheel
-  nlohmann::json j{{"fingerprint", fingerprint}, {"wheel_identity", stat_identity(wheel)}, {"sha256", sha256}, {"size", size}};
   try {
-    write_file_atomic(state_path(wheel), j.dump() + "\n");
+    write_file_atomic(reuse_state_path(wheel), format_reuse_state({fingerprint, stat_identity(wheel), sha256, size}));
   } catch (const Error&) {
   }
 }
@@ -332,7 +320,7 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
-  sweep_stale_temps(o.out_dir);
+  sweep_stale_scratch(o.out_dir);  // even when this run writes nothing there
 
   build.staged.resize(variants.size());
   build.fingerprints.resize(variants.size());

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "kwheel/error.hpp"
+#include "kwheel/interrupt.hpp"
 
 extern char** environ;
 
@@ -68,14 +69,25 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (o.cwd) posix_spawn_file_actions_addchdir_np(&fa, o.cwd->c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  // Its own process group, so a timeout kills grandchildren too.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  // Its own process group, so a timeout kills grandchildren too. kwheel
+  // blocks SIGINT/SIGTERM/SIGHUP for its cleanup thread (interrupt.hpp); a
+  // child gets them unblocked and at their defaults, as any program expects.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
   pid_t pid = -1;
   int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) throw Error(ErrorKind::io, "cannot run '" + argv[0] + "': " + std::strerror(rc));
+  // Interrupting kwheel kills the group: Ctrl-C reaches only the terminal's
+  // foreground group, which the child has left.
+  KillOnInterrupt kill_on_interrupt(pid);
   out.close_end(1);
   err.close_end(1);
 

@@ -155,14 +155,22 @@ std::optional<std::string> incompatibility(const WheelArchive& w, const Interpre
     auto have = Version::try_parse(*in.torch);
     if (!have) return "cannot parse this interpreter's torch version '" + *in.torch + "'";
     // Pre-releases count: distributions ship them (Debian's 1.13.0a0).
-    if (!SpecifierSet::parse(spec).contains(*have, true))
+    std::optional<SpecifierSet> wanted;
+    try {
+      wanted = SpecifierSet::parse(spec);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::input, "its METADATA has a malformed requirement 'Requires-Dist: " + it->second + "' (" + e.what() + "); rebuild the wheel");
+    }
+    if (!wanted->contains(*have, true))
       return "the wheel needs torch " + spec + ", this interpreter has torch " + *in.torch;
   }
   if (!needs_torch && !in.torch) return "no torch in " + in.executable;
   return std::nullopt;
 }
 
-ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
+namespace {
+
+ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
   ValidationResult r;
   r.wheel = path;
   r.timings = json::object();
@@ -261,6 +269,23 @@ ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in,
     r.reason = report.value("error", "the check failed (exit " + std::to_string(run.exit_code) + ")");
   }
   return r;
+}
+
+}  // namespace
+
+// One bad wheel fails alone: whatever it throws is its FAIL, and the other
+// wheels of the run are still validated and reported.
+ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
+  try {
+    return validate_unguarded(path, in, o);
+  } catch (const std::exception& e) {
+    ValidationResult r;
+    r.wheel = path;
+    r.timings = json::object();
+    r.status = ValidationResult::Status::fail;
+    r.reason = printable(e.what());
+    return r;
+  }
 }
 
 const char* status_name(ValidationResult::Status s) {

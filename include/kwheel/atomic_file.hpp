@@ -4,7 +4,12 @@
 // commit() renames. A TempPath that is destroyed uncommitted removes itself,
 // so an exception or a failed write leaves the directory as it was.
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
+
+#include "kwheel/interrupt.hpp"
+#include "kwheel/scratch_owner.hpp"
 
 namespace kwheel {
 
@@ -24,19 +29,11 @@ class TempPath {
   std::filesystem::path final_;
   std::filesystem::path temp_;
   bool committed_ = false;
-  int slot_ = -1;  // registration for the signal handler
+  std::optional<OwnerLease> lease_;  // proves the temp is ours to a sweeping run (scratch_owner.hpp)
+  RemoveOnInterrupt on_interrupt_;
 };
 
 // Writes `content` to `path` atomically (TempPath + commit). Throws Error(io).
 void write_file_atomic(const std::filesystem::path& path, const std::string& content);
-
-// On SIGINT/SIGTERM/SIGHUP, removes every live TempPath before the process
-// dies of the signal, so an interrupted build leaves no partial output.
-void install_temp_cleanup_on_signals();
-
-// Removes temp files in `dir` left by kwheel processes that no longer exist
-// (killed with SIGKILL, power loss), including libzip's own temp files
-// beside them. Files of live processes are left alone.
-void sweep_stale_temps(const std::filesystem::path& dir);
 
 }  // namespace kwheel

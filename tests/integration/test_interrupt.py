@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from elfgen import shared_object  # noqa: E402
 
@@ -89,3 +91,77 @@ def test_sigkill_leftovers_are_swept_by_the_next_run(tmp_path):
     assert again.returncode == 0, again.stderr
     assert temps(out) == []
     assert len(list(out.glob("*.whl"))) == 2
+
+
+def _unshare_works() -> bool:
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+needs_unshare = pytest.mark.skipif(not _unshare_works(), reason="needs unshare(1) with PID namespaces (root or user namespaces)")
+
+
+@needs_unshare
+def test_temps_are_owned_by_a_lock_not_a_pid(tmp_path):
+    """Scratch left in -o by a dead kwheel is swept; scratch whose owner lock is held by a
+    live process in another PID namespace (a second container on the same volume, where
+    PIDs mean nothing to us) is kept, whatever PID-like numbers its name has."""
+    repo = make_repo(tmp_path / "repo", mib=1)
+    out = tmp_path / "dist"
+    out.mkdir()
+    live, dead = "0123456789abcdef", "fedcba9876543210"
+    (out / f".a-0.1.0-py3-none-any.whl.kwheel-tmp-{live}-0").write_bytes(b"live")
+    (out / f".kwheel-owner-{live}").touch()
+    (out / f".b-0.1.0-py3-none-any.whl.kwheel-tmp-{dead}-0").write_bytes(b"dead")
+    (out / f".b-0.1.0-py3-none-any.whl.kwheel-tmp-{dead}-0.AbC123").write_bytes(b"libzip's")
+    (out / f".kwheel-owner-{dead}").touch()
+    holder = subprocess.Popen(["unshare", "--pid", "--fork", "flock", str(out / f".kwheel-owner-{live}"), "sleep", "600"])
+    try:
+        end = time.monotonic() + 30
+        while not _held(out / f".kwheel-owner-{live}"):
+            assert holder.poll() is None and time.monotonic() < end, "the holder never took its lock"
+            time.sleep(0.02)  # polling for the lock to be taken, not a synchronisation sleep
+        r = build(repo, out)
+        assert r.returncode == 0, r.stderr
+        left = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
+        assert left == sorted([f".a-0.1.0-py3-none-any.whl.kwheel-tmp-{live}-0", f".kwheel-owner-{live}", ".kwheel"]), left
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _held(lock: Path) -> bool:
+    import fcntl
+    with open(lock, "rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+@needs_unshare
+def test_a_build_in_another_pid_namespace_survives_a_build_here(tmp_path):
+    """The probe's case, for real: a build running as PID 1 of its own namespace, and a
+    second build into the same -o started here while the first has temps in flight. The
+    first used to lose its temps to the second's sweep (exit 7); now both succeed, and the
+    first's wheels are the bytes an undisturbed build gives."""
+    repo = make_repo(tmp_path / "repo", mib=48)
+    other = make_repo(tmp_path / "other", mib=1)
+    out = tmp_path / "dist"
+    first = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", KWHEEL, "build", str(repo), "--version", "0.1.0",
+                              "--name", "img2gray", "-o", str(out), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for_temp(out, first)
+    second = subprocess.run([KWHEEL, "build", str(other), "--version", "0.1.0", "--name", "othername", "-o", str(out), "-q"],
+                            capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    reference = build(repo, tmp_path / "reference")
+    assert reference.returncode == 0
+    built = {k: v for k, v in hashes(out).items() if not k.startswith("othername-")}
+    assert built == hashes(tmp_path / "reference") and len(built) == 2
+    assert temps(out) == []

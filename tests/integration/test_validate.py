@@ -22,7 +22,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -456,3 +458,91 @@ def test_bad_inputs_give_one_line_errors(case, good_wheel, tmp_path):
     assert p.stdout == ""
     expect = {"not-a-wheel": "README.md", "empty-dir": "no .whl", "missing": "nothing-here.whl", "no-python": "/nonexistent"}[case]
     assert expect in lines[0], lines[0]
+
+
+# --------------------------------------------------------------------------- hostile wheels, interruptions (issue 14)
+
+
+def rewrite_metadata(wheel: Path, out_dir: Path, edit) -> Path:
+    """The same wheel with METADATA changed by `edit(text) -> text`, RECORD kept consistent."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dst = out_dir / wheel.name
+    with zipfile.ZipFile(wheel) as zi:
+        files = {i.filename: zi.read(i) for i in zi.infolist()}
+    (meta,) = [p for p in files if p.endswith(".dist-info/METADATA")]
+    files[meta] = edit(files[meta].decode()).encode()
+    record_path = meta.rsplit("/", 1)[0] + "/RECORD"
+    record = []
+    for line in files[record_path].decode().splitlines():
+        path = line.split(",")[0]
+        if path == meta:
+            digest = base64.urlsafe_b64encode(hashlib.sha256(files[meta]).digest()).rstrip(b"=").decode()
+            line = f"{path},sha256={digest},{len(files[meta])}"
+        record.append(line)
+    files[record_path] = ("\n".join(record) + "\n").encode()
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
+        for path, data in files.items():
+            zo.writestr(path, data)
+    return dst
+
+
+def test_a_wheel_with_a_malformed_torch_requirement_fails_alone(good_wheel, tmp_path):
+    """`Requires-Dist: torch (>=2.0,,)` used to abort the whole run (exit 2) before any
+    other wheel was reported: now that wheel is a FAIL naming the requirement, and the
+    good wheel after it still passes."""
+    bad = rewrite_metadata(good_wheel, tmp_path / "bad",
+                           lambda t: re.sub(r"(?m)^Requires-Dist: torch.*$", "Requires-Dist: torch (>=2.0,,)", t))
+    assert "Requires-Dist: torch (>=2.0,,)" in zipfile.ZipFile(bad).read(
+        next(n for n in zipfile.ZipFile(bad).namelist() if n.endswith("METADATA"))).decode()
+    p, report = validate(bad, good_wheel)
+    assert p.returncode == VALIDATION_FAILED, p.stderr
+    results = {Path(w["wheel"]).parent.name: w for w in report["wheels"]}
+    assert results["bad"]["result"] == "FAIL" and "torch (>=2.0,,)" in results["bad"]["reason"], results["bad"]
+    assert results[good_wheel.parent.name]["result"] == "PASS", results
+    assert (report["passed"], report["failed"]) == (1, 1)
+
+
+def test_interrupt_kills_the_check_process_and_removes_the_environment(make_wheel, private_tmpdir, tmp_path):
+    """Ctrl-C while the kernel's check runs: the check runs in its own process group (so
+    that a timeout kills its children), which the terminal's SIGINT never reaches; kwheel
+    kills that group, removes its temp environment, and dies of SIGINT."""
+    tmpdir, env = private_tmpdir
+    marker = tmp_path / "check-started"
+
+    def hang_on_import(pkg: Path) -> None:
+        init = pkg / "__init__.py"
+        init.write_text(f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(900)\n"
+                        + init.read_text())
+
+    wheel = make_wheel("hang", mutate=hang_on_import)
+    proc = subprocess.Popen([KWHEEL, "validate", str(wheel), "--python", TORCH_PYTHON, "--device", "cpu", "--json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while not (marker.exists() and marker.read_text()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the check never started"
+            time.sleep(0.05)  # polling for the check to start, not a synchronisation sleep
+        check_pid = int(marker.read_text())
+        assert list(tmpdir.iterdir()), "the environment should exist while the check runs"
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGINT
+    # SIGKILL was sent before kwheel died; its delivery is asynchronous.
+    deadline = time.monotonic() + 10
+    while _running(check_pid):
+        assert time.monotonic() < deadline, f"check process {check_pid} survived the interrupt"
+        time.sleep(0.02)  # polling for a state change, not a synchronisation sleep
+    assert list(tmpdir.iterdir()) == []
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's reaper may not have collected it yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")

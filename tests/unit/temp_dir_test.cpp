@@ -32,8 +32,8 @@ TEST(TempDir, KeepLeavesItOnDisk) {
   fs::path where;
   {
     TempDir t("unit");
-    where = t.path();
     t.keep();
+    where = t.path();  // renamed by keep(): no sweep may take it for stale
   }
   EXPECT_TRUE(fs::is_directory(where));
   fs::remove_all(where);
