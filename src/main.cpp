@@ -1,11 +1,15 @@
 // kwheel: wheels from Hugging Face Hub kernel repos.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <optional>
+#include <string_view>
 
 #include "cli/cli.hpp"
-#include "kwheel/atomic_file.hpp"
+#include "kwheel/interrupt.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/secret.hpp"
 #include "kwheel/text.hpp"
 
 namespace {
@@ -15,6 +19,24 @@ constexpr const char* kExitCodes =
     "5 not found (repo, revision, version); 6 authentication/authorisation; 7 local I/O (disk full,\n"
     "permissions); 8 validation failed; 9 platform policy violated.";
 
+// With --json, every outcome is one JSON document on stdout, even a
+// command line that did not parse (so the flag is looked for by hand).
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--json") return true;
+  return false;
+}
+
+// The one way a run ends in an error: one line on stderr, and with --json
+// the same line in the report. No kind means a bug in kwheel (exit 1).
+int fail(const kwheel::cli::Output& out, bool json, std::optional<kwheel::ErrorKind> kind, const std::string& message) {
+  const std::string line = kwheel::printable(message);
+  const int code = kind ? static_cast<int>(*kind) : 1;
+  if (json) out.emit_json({{"ok", false}, {"error", line}, {"exit_code", code}});
+  std::cerr << (kind ? "kwheel: error: " : "kwheel: ") << line << "\n";
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -22,9 +44,23 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(kExitCodes);
   app.set_version_flag("--version", "kwheel " KWHEEL_VERSION);
-  kwheel::install_temp_cleanup_on_signals();
+  kwheel::install_interrupt_cleanup();
   kwheel::cli::Output out;
   out.stderr_is_tty = ::isatty(STDERR_FILENO);
+  // Everything printed passes through the redactor: a token may reach a
+  // line in a shape no caller foresaw (a server's echo, a redirect target).
+  kwheel::RedactingStreambuf out_buf(std::cout.rdbuf()), err_buf(std::cerr.rdbuf());
+  struct Restore {
+    std::streambuf *out, *err;
+    ~Restore() {
+      std::cout.rdbuf(out);
+      std::cerr.rdbuf(err);
+    }
+  } restore{std::cout.rdbuf(&out_buf), std::cerr.rdbuf(&err_buf)};
+  // And through the control-byte filter (text.hpp), before the redactor.
+  kwheel::ControlEscapingStreambuf out_safe(&out_buf), err_safe(&err_buf);
+  std::cout.rdbuf(&out_safe);
+  std::cerr.rdbuf(&err_safe);
   int exit_code = 0;
   kwheel::cli::register_build(app, out, exit_code);
   kwheel::cli::register_variants(app, out, exit_code);
@@ -42,15 +78,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kwheel: error: " << kwheel::printable(e.what()) << " (see 'kwheel --help')\n";
-    return static_cast<int>(kwheel::ErrorKind::usage);
+    return fail(out, wants_json(argc, argv), kwheel::ErrorKind::usage, std::string(e.what()) + " (see 'kwheel --help')");
   } catch (const kwheel::Error& e) {
-    if (out.json) out.emit_json({{"ok", false}, {"error", e.what()}, {"exit_code", e.exit_code()}});
-    std::cerr << "kwheel: error: " << e.what() << "\n";
-    return e.exit_code();
+    return fail(out, out.json, e.kind(), e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A directory that cannot be listed, a path too long: the filesystem's
+    // answer about a path the user gave, not a bug in kwheel.
+    return fail(out, out.json, kwheel::ErrorKind::io,
+                "cannot read '" + e.path1().string() + "': " + e.code().message() + "; check that it exists and is readable");
   } catch (const std::exception& e) {
-    std::cerr << "kwheel: internal error: " << kwheel::printable(e.what()) << "\n";
-    return 1;
+    return fail(out, out.json, std::nullopt, std::string("internal error: ") + e.what());
   }
   return exit_code;
 }

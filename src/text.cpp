@@ -52,7 +52,8 @@ std::string printable(std::string_view text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const size_t n = (c < 0x20 || c == 0x7f) ? 0 : utf8_length(text, i);
+    size_t n = (c < 0x20 || c == 0x7f) ? 0 : utf8_length(text, i);
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f) n = 0;  // C1 controls
     if (n == 0) {
       out += "\\x";
       out += kHex[c >> 4];
@@ -64,6 +65,52 @@ std::string printable(std::string_view text) {
     }
   }
   return out;
+}
+
+namespace {
+
+void put_escaped(std::streambuf* target, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const char esc[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+  target->sputn(esc, 4);
+}
+
+}  // namespace
+
+ControlEscapingStreambuf::~ControlEscapingStreambuf() {
+  if (pending_c2_) target_->sputc(static_cast<char>(0xc2));
+  target_->pubsync();
+}
+
+void ControlEscapingStreambuf::put(unsigned char c) {
+  if (pending_c2_) {
+    pending_c2_ = false;
+    if (c >= 0x80 && c <= 0x9f) {  // U+0080..U+009F
+      put_escaped(target_, 0xc2);
+      put_escaped(target_, c);
+      return;
+    }
+    target_->sputc(static_cast<char>(0xc2));
+  }
+  if (c == 0xc2) pending_c2_ = true;
+  else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) put_escaped(target_, c);
+  else target_->sputc(static_cast<char>(c));
+}
+
+ControlEscapingStreambuf::int_type ControlEscapingStreambuf::overflow(int_type c) {
+  if (!traits_type::eq_int_type(c, traits_type::eof())) put(static_cast<unsigned char>(traits_type::to_char_type(c)));
+  return traits_type::not_eof(c);
+}
+
+std::streamsize ControlEscapingStreambuf::xsputn(const char* s, std::streamsize n) {
+  for (std::streamsize i = 0; i < n; ++i) put(static_cast<unsigned char>(s[i]));
+  return n;
+}
+
+int ControlEscapingStreambuf::sync() {
+  // A lone 0xC2 at a flush is only ever the first half of a character the
+  // next write completes; keep it pending rather than split the pair.
+  return target_->pubsync();
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {

@@ -1,5 +1,6 @@
 #pragma once
 // Small string helpers shared by the parsers of names, tags and labels.
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,10 +19,34 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 std::string percent_decode(std::string_view text);
 
 // `text` safe to print on one line and to put in JSON: control bytes
-// (newline, NUL, ESC, DEL) and bytes that are not valid UTF-8 become \xNN.
+// (newline, NUL, ESC, DEL, the C1 controls) and bytes that are not valid UTF-8 become \xNN.
 // Error messages quote names from repos, wheels and servers; a hostile name
 // must not split the one-line error, drive the terminal, or make the
 // --json encoder throw on invalid UTF-8.
 std::string printable(std::string_view text);
+
+// A stream filter for what kwheel prints: control bytes other than newline
+// and tab (ESC, CR, BEL, DEL, and the C1 controls U+0080..U+009F, which some
+// terminals obey as CSI) become \xNN, whatever the caller forgot to pass
+// through printable(). A name from an ELF file or a zip member cannot move
+// the cursor, retitle the window or hide a line. JSON is unaffected: its
+// encoder escapes control characters itself.
+class ControlEscapingStreambuf : public std::streambuf {
+ public:
+  explicit ControlEscapingStreambuf(std::streambuf* target) : target_(target) {}
+  ~ControlEscapingStreambuf() override;
+  ControlEscapingStreambuf(const ControlEscapingStreambuf&) = delete;
+  ControlEscapingStreambuf& operator=(const ControlEscapingStreambuf&) = delete;
+
+ protected:
+  int_type overflow(int_type c) override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+  int sync() override;
+
+ private:
+  void put(unsigned char c);
+  std::streambuf* target_;
+  bool pending_c2_ = false;  // a 0xC2 whose next byte decides if it starts a C1 control
+};
 
 }  // namespace kwheel

@@ -4,7 +4,13 @@
 
 namespace kwheel::cli {
 
-void Output::emit_json(const nlohmann::json& j) const { std::cout << j.dump(2) << std::endl; }
+// Names from wheels, ELF files and servers need not be UTF-8; the report
+// must still be valid JSON, so bytes that are not become U+FFFD rather
+// than an exception after the work is done. ASCII only (\uXXXX beyond):
+// no byte of it is one the terminal filter (text.hpp) would touch.
+void Output::emit_json(const nlohmann::json& j) const {
+  std::cout << j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << std::endl;
+}
 
 void Output::info(const std::string& line) const {
   if (!quiet && !json) std::cerr << line << "\n";

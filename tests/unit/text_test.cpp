@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "kwheel/error.hpp"
 
@@ -52,4 +53,23 @@ TEST(PercentDecode, HexEscapesOnly) {
   EXPECT_EQ(percent_decode("/tmp/%zz"), "/tmp/%zz");
   EXPECT_EQ(percent_decode("%4"), "%4");
   EXPECT_EQ(percent_decode("%"), "%");
+}
+
+TEST(Printable, EscapesC1ControlsButNotOtherLatin1) {
+  EXPECT_EQ(printable("a\xc2\x9b" "31mb"), "a\\xc2\\x9b31mb");  // U+009B, CSI in some terminals
+  EXPECT_EQ(printable("caf\xc3\xa9 \xc2\xa0!"), "caf\xc3\xa9 \xc2\xa0!");
+}
+
+TEST(ControlEscapingStreambuf, OnlyNewlineAndTabPass) {
+  std::ostringstream sink;
+  {
+    ControlEscapingStreambuf filter(sink.rdbuf());
+    std::ostream out(&filter);
+    out << "lib\x1b]0;owned\x07.so\n\tok\r\x7f";
+    out << "x\xc2";  // a C1 control split across two writes
+    out.flush();
+    out << "\x9b" "2J caf\xc3\xa9 \xc2";
+    out << "\xa0" "end\xc2";  // NBSP split too; then a lone C2 at the very end
+  }
+  EXPECT_EQ(sink.str(), "lib\\x1b]0;owned\\x07.so\n\tok\\x0d\\x7fx\\xc2\\x9b2J caf\xc3\xa9 \xc2\xa0" "end\xc2");
 }
