@@ -162,8 +162,10 @@ SpecifierSet SpecifierSet::parse(std::string_view text) {
     bool prefix = ver.size() > 2 && ver.ends_with(".*");
     if (prefix && m[1] != "==" && m[1] != "!=")
       throw Error(ErrorKind::usage, "version spec '" + std::string(text) + "': '.*' is only allowed with == and !=");
-    if (!Version::try_parse(prefix ? ver.substr(0, ver.size() - 2) : ver))
-      throw Error(ErrorKind::usage, "version spec '" + std::string(text) + "': '" + ver + "' is not a PEP 440 version");
+    const auto parsed = Version::try_parse(prefix ? ver.substr(0, ver.size() - 2) : ver);
+    if (!parsed) throw Error(ErrorKind::usage, "version spec '" + std::string(text) + "': '" + ver + "' is not a PEP 440 version");
+    if (m[1] == "~=" && parsed->release().size() < 2)
+      throw Error(ErrorKind::usage, "version spec '" + std::string(text) + "': '~=" + ver + "' needs at least two release numbers");
     set.specs_.push_back({m[1], ver});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -199,9 +201,12 @@ bool SpecifierSet::contains(const Version& v, bool allow_prereleases) const {
     }
     const Version sv = Version::parse(s.version);
     const auto c = pub <=> sv;
+    // PEP 440: a local label in an ==/!= specifier is matched too; without
+    // one, the candidate's label is ignored.
+    const bool equal = sv.local().empty() ? c == 0 : v == sv;
     bool ok = true;
-    if (s.op == "==" || s.op == "===") ok = c == 0;
-    else if (s.op == "!=") ok = c != 0;
+    if (s.op == "==" || s.op == "===") ok = equal;
+    else if (s.op == "!=") ok = !equal;
     // PEP 440 exclusive ordered comparisons: <V excludes pre-releases of V
     // (unless V is one), >V excludes post-releases (unless V is one) and
     // local versions of V.
@@ -213,8 +218,7 @@ bool SpecifierSet::contains(const Version& v, bool allow_prereleases) const {
     else if (s.op == ">=") ok = c >= 0;
     else if (s.op == "~=") {
       // ~=X.Y.Z means >=X.Y.Z, ==X.Y.*
-      auto rel = sv.release();
-      if (rel.size() < 2) throw Error(ErrorKind::usage, "'~=" + s.version + "' needs at least two release numbers");
+      auto rel = sv.release();  // two or more: parse checked
       rel.pop_back();
       ok = c >= 0;
       for (size_t i = 0; i < rel.size(); ++i) ok = ok && (i < pub.release().size() ? pub.release()[i] : 0) == rel[i];

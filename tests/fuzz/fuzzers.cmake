@@ -17,10 +17,11 @@ list(TRANSFORM KWHEEL_FUZZ_ENTRY_POINTS REPLACE ".*/([a-z0-9_]+)_fuzzer\\.cpp$" 
 set(KWHEEL_FUZZ_MODULES
   abi3 elf manylinux manylinux_data manylinux_policy           # elf
   variant tags compat pep440 wheel_filename text               # variant, index_page
-  hub_json http digest secret                                  # hub_json, link_header
+  hub_json bounded_json http digest secret                     # hub_json, hub_json_scale, link_header
   wheel_reader record repo_layout publish pypirc validate       # wheel, dist_info, pypirc
   simple_index                                                 # index_page
-  kernel_metadata kernel_lock)                                 # kernel_metadata
+  kernel_metadata kernel_lock                                  # kernel_metadata
+  reuse_state)                                                 # reuse_state
 list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.cpp" OUTPUT_VARIABLE KWHEEL_FUZZ_SOURCES)
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})

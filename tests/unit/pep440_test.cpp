@@ -149,6 +149,13 @@ TEST(Pep440, PrefixMatch) {
   EXPECT_FALSE(in("!=0.1.*", "0.1.3"));
   EXPECT_TRUE(in("==0.1", "0.1.0"));
   EXPECT_TRUE(in("==0.1", "0.1.0+torch2.7.cu126"));  // local ignored when the spec has none
+  // ...and matched when it has one (found by the specifier fuzz target: a
+  // version never matched ==itself once it carried a local label).
+  EXPECT_TRUE(in("==0.1.5+torch2.7.cu126", "0.1.5+torch2.7.cu126"));
+  EXPECT_FALSE(in("==0.1.5+torch2.7.cu126", "0.1.5+torch2.7.cu128"));
+  EXPECT_FALSE(in("==0.1.5+torch2.7.cu126", "0.1.5"));
+  EXPECT_TRUE(in("!=0.1.5+torch2.7.cu126", "0.1.5+torch2.7.cu128"));
+  EXPECT_FALSE(in("!=0.1.5+torch2.7.cu126", "0.1.5+torch2.7.cu126"));
 }
 
 TEST(Pep440, CompatibleRelease) {
@@ -158,11 +165,10 @@ TEST(Pep440, CompatibleRelease) {
   EXPECT_FALSE(in("~=1.4.5", "1.5"));
   EXPECT_TRUE(in("~=1.4", "1.9"));
   EXPECT_FALSE(in("~=1.4", "2.0"));
-  EXPECT_THROW(in("~=1", "1.0"), Error);
 }
 
 TEST(Pep440, BadSpecifiersAreUsageErrors) {
-  for (auto bad : {"", "0.1", ">=", ">=0.1,", "=>0.1", ">=0.1.*", "~=1.*", "==abc", ">=0.1;<0.2"}) {
+  for (auto bad : {"", "0.1", ">=", ">=0.1,", "=>0.1", ">=0.1.*", "~=1.*", "~=1", "==abc", ">=0.1;<0.2"}) {
     try {
       SpecifierSet::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
