@@ -82,6 +82,10 @@ std::optional<Version> Version::try_parse(std::string_view text) {
   } catch (const Error&) {
     return std::nullopt;
   }
+  // The normal form can be longer than the text ("c1" is "rc1", "1-1" is
+  // "1.post1"): bound it too, so that every version read here can be
+  // written and read back (found by the specifier fuzz target).
+  if (v.str().size() > kMaxVersionLength) return std::nullopt;
   return v;
 }
 

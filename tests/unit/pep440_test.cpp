@@ -167,6 +167,22 @@ TEST(Pep440, CompatibleRelease) {
   EXPECT_FALSE(in("~=1.4", "2.0"));
 }
 
+TEST(Pep440, EveryVersionReadCanBeWrittenAndReadBack) {
+  // 255 bytes as written, 261 in normal form ("c1" is "rc1", "r" is
+  // ".post0"): refused, or its own str() would not parse (found by the
+  // specifier fuzz target).
+  const std::string text = "0.5c1r+" + std::string(248, 'a');
+  ASSERT_EQ(text.size(), 255u);
+  EXPECT_FALSE(Version::try_parse(text).has_value());
+  const std::string fits = "0.5c1r+" + std::string(240, 'a');
+  auto v = Version::try_parse(fits);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->str(), "0.5rc1.post0+" + std::string(240, 'a'));
+  auto again = Version::try_parse(v->str());
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(*again == *v);
+}
+
 TEST(Pep440, BadSpecifiersAreUsageErrors) {
   for (auto bad : {"", "0.1", ">=", ">=0.1,", "=>0.1", ">=0.1.*", "~=1.*", "~=1", "==abc", ">=0.1;<0.2"}) {
     try {
