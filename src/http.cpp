@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "kwheel/error.hpp"
+#include "kwheel/unique_fd.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -55,27 +56,6 @@ using Multi = std::unique_ptr<CURLM, MultiFree>;
 using Url = std::unique_ptr<CURLU, UrlFree>;
 using CurlStr = std::unique_ptr<char, CurlStrFree>;
 using Mime = std::unique_ptr<curl_mime, MimeFree>;
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    reset();
-    fd_ = std::exchange(o.fd_, -1);
-    return *this;
-  }
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -509,7 +489,7 @@ struct Transfer {
   // Per request:
   Easy easy;
   Slist headers;
-  Fd fd;
+  UniqueFd fd;
   uint64_t have = 0;        // bytes in the partial file
   bool range_sent = false;
   bool truncated = false;   // the server ignored Range: start over
@@ -533,7 +513,7 @@ struct Transfer {
   // Opens the partial file, hashing what it already holds.
   void open_partial() {
     reset_hasher();
-    fd = Fd(::open(job.partial.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    fd = UniqueFd(::open(job.partial.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
     if (fd.get() < 0) throw Error(ErrorKind::io, "cannot write '" + job.partial.string() + "': " + std::strerror(errno));
     off_t end = ::lseek(fd.get(), 0, SEEK_END);
     have = end > 0 ? static_cast<uint64_t>(end) : 0;

@@ -14,6 +14,7 @@
 
 #include "kwheel/error.hpp"
 #include "kwheel/interrupt.hpp"
+#include "kwheel/unique_fd.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,20 +38,6 @@ const std::string& process_token() {
 
 fs::path owner_file(const fs::path& dir, std::string_view token) { return dir / (std::string(kOwnerPrefix) + std::string(token)); }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Still the file at `path`? A sweeper may have unlinked it between our
 // open() and flock(): then the lock proves nothing and we start again.
 bool still_linked(int fd, const fs::path& path) {
@@ -68,15 +55,15 @@ bool is_hex(std::string_view s) {
 
 struct OwnerLock {
   fs::path path;
-  std::unique_ptr<Fd> fd;
+  UniqueFd fd;
   std::unique_ptr<RemoveOnInterrupt> on_interrupt;
 
   explicit OwnerLock(const fs::path& dir) : path(owner_file(dir, process_token())) {
     for (int attempt = 0; attempt < 100; ++attempt) {
-      auto f = std::make_unique<Fd>(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-      if (f->get() < 0 || ::flock(f->get(), LOCK_EX) != 0)
+      UniqueFd f(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+      if (f.get() < 0 || ::flock(f.get(), LOCK_EX) != 0)
         throw Error(ErrorKind::io, "cannot create '" + path.string() + "': " + std::strerror(errno) + "; check that the directory is writable");
-      if (!still_linked(f->get(), path)) continue;
+      if (!still_linked(f.get(), path)) continue;
       fd = std::move(f);
       on_interrupt = std::make_unique<RemoveOnInterrupt>(path);
       return;
@@ -141,7 +128,7 @@ void sweep_stale_scratch(const fs::path& dir) {
     if (auto t = scratch_token(it->path().filename().string()); t && *t != process_token()) by_token[*t].push_back(it->path());
   for (const auto& [token, entries] : by_token) {
     const fs::path lock_path = owner_file(dir, token);
-    Fd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0 && errno != ENOENT) continue;  // cannot tell: leave it
     if (fd.get() >= 0 && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its owner is alive
     std::error_code rm;

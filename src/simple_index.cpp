@@ -25,6 +25,7 @@
 #include "kwheel/http.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/temp_dir.hpp"
+#include "kwheel/unique_fd.hpp"
 #include "kwheel/wheel_filename.hpp"
 #include "kwheel/wheel_reader.hpp"
 
@@ -170,20 +171,6 @@ const char* kHead =
     "<!DOCTYPE html>\n<html>\n  <head>\n    <meta charset=\"utf-8\">\n    <meta name=\"pypi:repository-version\" content=\"1.1\">\n";
 
 // --------------------------------------------------------------------------- site building
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 
 struct Entry {
@@ -423,7 +410,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
 
   // One writer at a time per site.
   const fs::path lock_path = parent / ("." + leaf + ".kwheel-lock");
-  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0)
     throw Error(ErrorKind::io, "cannot lock '" + lock_path.string() + "': " + std::strerror(errno));
 
