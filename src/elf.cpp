@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "kwheel/error.hpp"
+#include "kwheel/mapped_file.hpp"
 
 namespace kwheel {
 namespace {
@@ -24,6 +25,7 @@ namespace {
 // ELF constants, spelled out so no system <elf.h> (glibc-specific, host-arch
 // biased) is needed.
 constexpr std::uint32_t SHT_STRTAB = 3;
+constexpr std::uint64_t SHN_XINDEX = 0xffff;
 constexpr std::uint32_t SHT_DYNAMIC = 6;
 constexpr std::uint32_t SHT_NOBITS = 8;
 constexpr std::uint32_t SHT_DYNSYM = 11;
@@ -177,9 +179,11 @@ struct Header {
   std::uint64_t phoff = 0, shoff = 0;
   std::uint16_t phentsize = 0, shentsize = 0;
   std::uint64_t phnum = 0, shnum = 0;
+  std::uint64_t shstrndx = 0;
 };
 
 struct Section {
+  std::uint32_t name = 0;  // offset into the section-name string table
   std::uint32_t type = 0;
   std::uint64_t offset = 0, size = 0, entsize = 0;
   std::uint32_t link = 0, info = 0;
@@ -230,6 +234,7 @@ Header read_header(Image& img, ElfInfo& info) {
     h.phnum = img.get<std::uint16_t>(56, "e_phnum");
     h.shentsize = img.get<std::uint16_t>(58, "e_shentsize");
     h.shnum = img.get<std::uint16_t>(60, "e_shnum");
+    h.shstrndx = img.get<std::uint16_t>(62, "e_shstrndx");
   } else {
     h.phoff = img.get<std::uint32_t>(28, "e_phoff");
     h.shoff = img.get<std::uint32_t>(32, "e_shoff");
@@ -237,6 +242,7 @@ Header read_header(Image& img, ElfInfo& info) {
     h.phnum = img.get<std::uint16_t>(44, "e_phnum");
     h.shentsize = img.get<std::uint16_t>(46, "e_shentsize");
     h.shnum = img.get<std::uint16_t>(48, "e_shnum");
+    h.shstrndx = img.get<std::uint16_t>(50, "e_shstrndx");
   }
   return h;
 }
@@ -246,6 +252,7 @@ Section read_section(Image& img, const Header& h, std::uint64_t index) {
   // Checked whole first, so the field offsets below cannot wrap.
   img.region(off, h.shentsize, "section header " + std::to_string(index));
   Section s;
+  s.name = img.get<std::uint32_t>(off, "sh_name");
   if (img.is64) {
     s.type = img.get<std::uint32_t>(off + 4, "sh_type");
     s.offset = img.get<std::uint64_t>(off + 24, "sh_offset");
@@ -273,10 +280,11 @@ std::vector<Section> read_sections(Image& img, Header& h) {
   }
   // Extended numbering: counts too large for the 16-bit header fields live
   // in section 0.
-  if (h.shnum == 0 || h.phnum == PN_XNUM) {
+  if (h.shnum == 0 || h.phnum == PN_XNUM || h.shstrndx == SHN_XINDEX) {
     const Section zero = read_section(img, h, 0);
     if (h.shnum == 0) h.shnum = zero.size;
     if (h.phnum == PN_XNUM) h.phnum = zero.info;
+    if (h.shstrndx == SHN_XINDEX) h.shstrndx = zero.link;
   }
   if (h.shnum > kMaxSections) img.fail("section count " + std::to_string(h.shnum) + " exceeds the limit");
   img.region(h.shoff, img.mul(h.shnum, h.shentsize, "section header table size"), "section header table");
@@ -715,51 +723,6 @@ void read_symbols(Image& img, const Layout& l, ElfInfo& info,
   }
 }
 
-// Owns a read-only private mapping; the descriptor is closed as soon as the
-// mapping exists, so only the mapping needs releasing.
-class MappedFile {
- public:
-  explicit MappedFile(const std::filesystem::path& path) {
-    // O_NONBLOCK: a FIFO named like a library must not hang the open; it is
-    // rejected as not-a-regular-file right after.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw Error(ErrorKind::io, path.string() + ": cannot open: " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error(ErrorKind::io, path.string() + ": cannot stat: " + std::strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw Error(ErrorKind::input, path.string() + ": not a regular file, cannot be an ELF object");
-    }
-    size_ = static_cast<std::size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED) throw Error(ErrorKind::io, path.string() + ": cannot map: " + std::strerror(err));
-      addr_ = p;
-    } else {
-      ::close(fd);
-    }
-  }
-  ~MappedFile() {
-    if (addr_ != nullptr) ::munmap(addr_, size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  std::span<const std::byte> bytes() const {
-    if (addr_ == nullptr) return {};
-    return {static_cast<const std::byte*>(addr_), size_};
-  }
-
- private:
-  void* addr_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 }  // namespace
 
@@ -777,6 +740,29 @@ bool is_elf_file(const std::filesystem::path& path) {
   return n == 4 && has_elf_magic(head);
 }
 
+namespace {
+
+// Section names, for readers of sections the loader never looks at
+// (.nv_fatbin, .hip_fatbin). Index 0 means the file names none.
+void name_sections(Image& img, const Header& h, const std::vector<Section>& sections, ElfInfo& info) {
+  if (h.shstrndx == 0 || sections.empty()) return;
+  if (h.shstrndx >= sections.size()) img.fail("e_shstrndx " + std::to_string(h.shstrndx) + " is not a section");
+  const Section& strtab = sections[h.shstrndx];
+  if (strtab.type != SHT_STRTAB) img.fail("e_shstrndx " + std::to_string(h.shstrndx) + " is not a string table");
+  const Region names = section_region(img, strtab, "section name string table");
+  info.sections.reserve(sections.size());
+  for (const Section& s : sections)
+    info.sections.push_back({img.str(names, s.name, "section"), s.type, s.offset, s.type == SHT_NOBITS ? 0 : s.size});
+}
+
+}  // namespace
+
+const ElfSection* find_section(const ElfInfo& info, std::string_view name) {
+  for (const auto& s : info.sections)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
   if (!has_elf_magic(bytes)) throw Error(ErrorKind::input, std::string(name) + ": not an ELF file (no \\x7fELF magic)");
   Image img(bytes, name);
@@ -789,6 +775,7 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
 
   const std::vector<Section> sections = read_sections(img, h);
   const std::vector<Segment> segments = read_segments(img, h);
+  name_sections(img, h, sections, info);
   bool has_dynamic_sections = false;
   for (const Section& s : sections) has_dynamic_sections |= s.type == SHT_DYNAMIC || s.type == SHT_DYNSYM;
   // Stripped-to-the-bone objects (sstrip) have no section headers; the

@@ -40,6 +40,14 @@ struct ElfSymbol {
   std::string version_file;
 };
 
+// A section by name and place in the file (size 0 for SHT_NOBITS), for the
+// readers of what the loader never looks at: .nv_fatbin, .hip_fatbin.
+struct ElfSection {
+  std::string name;
+  std::uint32_t type = 0;
+  std::uint64_t offset = 0, size = 0;  // as the header says: a reader checks them against the file
+};
+
 struct ElfInfo {
   std::string name;  // the path or buffer name given, used in every message
   ElfClass elf_class = ElfClass::elf64;
@@ -56,7 +64,11 @@ struct ElfInfo {
   std::vector<ElfVersionNeed> version_needs;
   std::vector<std::string> version_definitions;  // SHT_GNU_verdef names, base (the soname) excluded
   std::vector<ElfSymbol> dynamic_symbols;        // index 0 (the null symbol) excluded
+  std::vector<ElfSection> sections;              // file order; empty if the file names none
 };
+
+// The first section called `name`, or nullptr.
+const ElfSection* find_section(const ElfInfo& info, std::string_view name);
 
 // Maps the file read-only (never reads it whole into memory) and parses it.
 // Throws Error(input) for a non-ELF or malformed file, Error(io) when the
