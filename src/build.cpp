@@ -19,6 +19,7 @@
 #include "kwheel/error.hpp"
 #include "kwheel/kernel_digest.hpp"
 #include "kwheel/manylinux.hpp"
+#include "kwheel/mapped_file.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/text.hpp"
 #include "kwheel/variant.hpp"
@@ -73,19 +74,33 @@ bool is_shared_object(const std::string& path) {
   return path.ends_with(".so") || path.find(".so.") != std::string::npos;
 }
 
-// The platform tag a Linux variant may claim, read from its ELF files the
-// way auditwheel reads them: symbol versions, needed libraries, machine.
-// A claim the evidence contradicts is an Error(policy) naming the symbol.
-ManylinuxReport platform_evidence(const Variant& variant, const PlannedWheel& plan, const BuildOptions& o) {
+// Every shared object of a Linux variant, each read once: its ELF facts
+// decide the platform tag, its GPU code is audited against metadata.json.
+struct VariantObjects {
   std::vector<ElfInfo> elves;
+  std::vector<ObjectGpuCode> gpu;
+};
+
+VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
+  VariantObjects out;
   for (const auto& m : plan.contents.members) {
     if (!is_shared_object(m.archive_path)) continue;
     if (!is_elf_file(m.source))
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not an ELF shared object; the build is broken or the file is not what its name says");
-    ElfInfo e = read_elf(m.source);
-    e.name = m.archive_path;
-    elves.push_back(std::move(e));
+    const MappedFile file(m.source);
+    ElfInfo e = parse_elf(file.bytes(), m.source.string());
+    ObjectGpuCode code = read_gpu_code(file.bytes(), e, m.source.string());
+    e.name = code.file = m.archive_path;  // reports name the member, errors above the file
+    out.elves.push_back(std::move(e));
+    out.gpu.push_back(std::move(code));
   }
+  return out;
+}
+
+// The platform tag a Linux variant may claim, read from its ELF files the
+// way auditwheel reads them: symbol versions, needed libraries, machine.
+// A claim the evidence contradicts is an Error(policy) naming the symbol.
+ManylinuxReport platform_evidence(const Variant& variant, const std::vector<ElfInfo>& elves, const PlannedWheel& plan, const BuildOptions& o) {
   ManylinuxOptions mo;
   mo.arch = variant.cpu == "arm64" ? "aarch64" : variant.cpu;
   mo.backend = variant.backend.name();
@@ -97,6 +112,30 @@ ManylinuxReport platform_evidence(const Variant& variant, const PlannedWheel& pl
     throw Error(ErrorKind::policy, "variant '" + variant.str() + "': " + r.problems.front() +
                                        (r.problems.size() > 1 ? " (and " + std::to_string(r.problems.size() - 1) + " more problem(s); see kwheel inspect)" : ""));
   return r;
+}
+
+// "_ops.abi3.so has sm_100; _aux.so has sm_80", for the audit's refusal.
+std::string carried_code(const GpuEvidence& e) {
+  std::vector<std::string> parts;
+  for (const auto& o : e.objects) {
+    std::vector<std::string> names;
+    for (const auto& t : cuda_targets(o.cuda)) names.push_back(t.str());
+    names.insert(names.end(), o.gfx.begin(), o.gfx.end());
+    parts.push_back(o.file + " has " + join(names, ", "));
+  }
+  return parts.empty() ? "no shared object carries GPU code" : join(parts, "; ");
+}
+
+// metadata.json's backend.archs is what kernels and users trust; an arch
+// it names that no binary has code for is a broken build, refused here
+// rather than found on the first call on that GPU.
+GpuEvidence audit_gpu_code(const Variant& variant, std::vector<ObjectGpuCode> objects, const PlannedWheel& plan) {
+  GpuEvidence e = gpu_evidence(std::move(objects), plan.metadata ? plan.metadata->archs : std::vector<std::string>{});
+  if (!e.audit.missing.empty())
+    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': metadata.json declares backend arch " + e.audit.missing.front() +
+                                       " but no shared object carries code for it (" + carried_code(e) +
+                                       "); rebuild the kernel for that arch or remove it from backend.archs");
+  return e;
 }
 
 std::string stat_identity(const fs::path& p) {
@@ -279,9 +318,11 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
     plan.member_sources[m.archive_path] = m.file->path;
   }
   if (!variant.is_noarch() && variant.os == "linux") {
-    ManylinuxReport evidence = platform_evidence(variant, plan, o);
+    VariantObjects objects = read_objects(variant, plan);
+    ManylinuxReport evidence = platform_evidence(variant, objects.elves, plan, o);
     plan.tags.platforms = split(evidence.compressed_tag, '.');
     plan.platform = evidence;
+    plan.gpu = audit_gpu_code(variant, std::move(objects.gpu), plan);
   }
   const std::string dist = wheel_name_component(plan.dist_name);
   plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
@@ -343,6 +384,7 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
         r.metadata = plan.metadata;
         r.ignored = plan.ignored;
         r.platform = plan.platform;
+        r.gpu = plan.gpu;
         r.wheel = o.out_dir / plan.filename;
         fingerprints[i] = input_fingerprint(plan, o);
         if (auto state = o.reuse ? reusable(r.wheel, fingerprints[i]) : std::nullopt) {
@@ -427,6 +469,7 @@ nlohmann::json to_json(const VariantResult& r) {
                        {"torch_provided", r.platform["torch_provided"]}, {"allowed_external", r.platform["allowed_external"]},
                        {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
     }
+    if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
   }
   return j;
 }

@@ -41,4 +41,24 @@ nlohmann::json to_json(const ObjectGpuCode& code) {
   return {{"file", code.file}, {"cuda", cuda}, {"gfx", code.gfx}};
 }
 
+GpuEvidence gpu_evidence(std::vector<ObjectGpuCode> objects, const std::vector<std::string>& declared) {
+  GpuEvidence e;
+  for (auto& o : objects)
+    if (!o.empty()) e.objects.push_back(std::move(o));
+  e.declared = declared;
+  // Without a declaration (a bare .so, an old metadata.json) nothing is
+  // undeclared: there is no promise to compare with.
+  if (!declared.empty()) e.audit = audit_declared_archs(declared, all_cuda_targets(e.objects), all_gfx_targets(e.objects));
+  return e;
+}
+
+nlohmann::json to_json(const GpuEvidence& e) {
+  std::vector<std::string> cuda;
+  for (const auto& t : all_cuda_targets(e.objects)) cuda.push_back(t.str());
+  nlohmann::json objects = nlohmann::json::array();
+  for (const auto& o : e.objects) objects.push_back(to_json(o));
+  return {{"cuda_targets", cuda},          {"gfx_targets", all_gfx_targets(e.objects)}, {"declared_archs", e.declared},
+          {"undeclared", e.audit.undeclared}, {"unparsed_archs", e.audit.unparsed},      {"objects", objects}};
+}
+
 }  // namespace kwheel

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "kwheel/error.hpp"
+#include "kwheel/mapped_file.hpp"
 #include "kwheel/temp_dir.hpp"
 #include "kwheel/text.hpp"
 #include "kwheel/wheel_reader.hpp"
@@ -14,12 +15,22 @@ namespace {
 
 bool looks_shared(const std::string& name) { return name.ends_with(".so") || name.find(".so.") != std::string::npos; }
 
+// One object's ELF facts and GPU code, from one mapping; reports name it
+// `name` (the wheel member, not a temp file).
+void read_object(const fs::path& file, const std::string& name, std::vector<ElfInfo>& elves, std::vector<ObjectGpuCode>& gpu) {
+  const MappedFile mapped(file);
+  ElfInfo e = parse_elf(mapped.bytes(), file.string());
+  gpu.push_back(read_gpu_code(mapped.bytes(), e, name));
+  e.name = name;
+  elves.push_back(std::move(e));
+}
+
 }  // namespace
 
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   Inspection out;
   std::vector<ElfInfo> elves;
-  std::string arch;
+  std::vector<ObjectGpuCode> gpu;
   if (path.extension() == ".whl") {
     out.kind = "wheel";
     WheelArchive wheel(path);
@@ -39,10 +50,8 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
       if (!looks_shared(m)) continue;
       wheel.extract(m, tmp, kMaxInspectedObjectBytes);
       if (!is_elf_file(tmp)) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
-      ElfInfo e = read_elf(tmp);
+      read_object(tmp, m, elves, gpu);
       fs::remove(tmp);
-      e.name = m;  // report the member, not our temp file
-      elves.push_back(std::move(e));
       out.files.push_back(m);
     }
     if (elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' holds no shared object; a pure-Python wheel needs no platform evidence");
@@ -50,7 +59,7 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
     out.kind = "shared object";
     if (!fs::is_regular_file(path)) throw Error(ErrorKind::not_found, "'" + path.string() + "' does not exist");
     if (!is_elf_file(path)) throw Error(ErrorKind::input, "'" + path.string() + "' is neither a .whl nor an ELF shared object");
-    elves.push_back(read_elf(path));
+    read_object(path, path.filename().string(), elves, gpu);
     out.files.push_back(path.filename().string());
   }
   ManylinuxOptions mo;
@@ -59,6 +68,7 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   mo.allowed_external = options.allowed_external;
   mo.require_abi3 = out.tagged_abi3;
   out.report = assess_manylinux(elves, mo);
+  out.gpu = gpu_evidence(std::move(gpu), out.kernel ? out.kernel->archs : std::vector<std::string>{});
   return out;
 }
 

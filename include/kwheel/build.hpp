@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kwheel/gpu_code.hpp"
 #include "kwheel/kernel_layout.hpp"
 #include "kwheel/kernel_metadata.hpp"
 #include "kwheel/repo_layout.hpp"
@@ -74,6 +75,7 @@ struct VariantResult {
   std::string version;              // full version, local label included
   std::vector<std::string> ignored; // variant files not packaged (compat shim, stray files)
   nlohmann::json platform;          // the manylinux evidence and decision (linux variants)
+  GpuEvidence gpu;                  // the GPU code its objects carry, audited against backend.archs
   bool reused = false;              // an up-to-date wheel in out_dir was kept
 };
 
@@ -115,6 +117,7 @@ struct PlannedWheel {
   std::vector<std::string> ignored;
   std::map<std::string, std::string> member_sources;  // archive path -> variant-relative path
   nlohmann::json platform;          // why the platform tag is what it is
+  GpuEvidence gpu;
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kwheel/cuda_arch.hpp"
+#include "kwheel/device_coverage.hpp"
 #include "kwheel/elf.hpp"
 #include "kwheel/fatbin.hpp"
 
@@ -35,5 +36,19 @@ std::vector<std::string> all_gfx_targets(const std::vector<ObjectGpuCode>& objec
 
 // {"file", "cuda": [{"target", "compressed", "size"}], "gfx": [...]}
 nlohmann::json to_json(const ObjectGpuCode& code);
+
+// A variant's or a wheel's GPU evidence: each object's code, and how it
+// compares with what metadata.json declares.
+struct GpuEvidence {
+  std::vector<ObjectGpuCode> objects;  // only objects that carry GPU code
+  std::vector<std::string> declared;   // backend.archs
+  ArchAudit audit;
+  bool empty() const { return objects.empty() && declared.empty(); }
+};
+GpuEvidence gpu_evidence(std::vector<ObjectGpuCode> objects, const std::vector<std::string>& declared);
+
+// {"cuda_targets", "gfx_targets", "declared_archs", "undeclared",
+//  "unparsed_archs", "objects": [...]}
+nlohmann::json to_json(const GpuEvidence& evidence);
 
 }  // namespace kwheel

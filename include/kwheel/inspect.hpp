@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "kwheel/gpu_code.hpp"
 #include "kwheel/kernel_metadata.hpp"
 #include "kwheel/manylinux.hpp"
 
@@ -27,6 +28,7 @@ struct Inspection {
   std::string current_tags;         // the wheel's platform tags, "" for a .so
   bool tagged_abi3 = false;
   ManylinuxReport report;
+  GpuEvidence gpu;                  // GPU code per object, against the kernel's backend.archs
   // Wheels kwheel built from a kernel repo: the metadata.json they carry
   // (backend, archs, kernel version) and the Hub commit they record.
   std::optional<KernelMetadata> kernel;

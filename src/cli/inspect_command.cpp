@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 
 #include "cli.hpp"
@@ -20,6 +21,19 @@ void print_libs(const char* title, const std::vector<NeededLibrary>& libs) {
   for (const auto& l : libs) std::cout << "  " << l.soname << (l.reason.empty() ? "" : "  (" + l.reason + ")") << "\n";
 }
 
+void print_gpu(const GpuEvidence& gpu) {
+  for (const auto& o : gpu.objects) {
+    // nvcc writes a target once per container; show each once.
+    std::vector<std::string> names;
+    for (const auto& e : o.cuda)
+      if (std::string n = e.str() + (e.compressed ? " (compressed)" : ""); std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    names.insert(names.end(), o.gfx.begin(), o.gfx.end());
+    std::cout << "gpu code: " << o.file << ": " << join(names, ", ") << "\n";
+  }
+  if (!gpu.audit.undeclared.empty()) std::cout << "gpu code not in backend.archs: " << join(gpu.audit.undeclared, ", ") << "\n";
+  for (const auto& m : gpu.audit.missing) std::cout << "problem: backend.archs declares " << m << " but no object carries code for it\n";
+}
+
 }  // namespace
 
 void register_inspect(CLI::App& app, Output& out, int& exit_code) {
@@ -37,6 +51,7 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
       nlohmann::json j = r;
       nlohmann::json doc{{"file", args->path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
                          {"ok", r.ok()}, {"manylinux", j}};
+      doc["gpu"] = to_json(in.gpu);
       doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
       doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);
       out.emit_json(doc);
@@ -61,6 +76,7 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
       std::cout << "abi3: " << to_string(r.abi3.status);
       for (const auto& v : r.abi3.non_stable) std::cout << "\n  non-stable: " << v.symbol << " in " << v.file;
       std::cout << "\n";
+      print_gpu(in.gpu);
       for (const auto& p : r.problems) std::cout << "problem: " << p << "\n";
     }
     exit_code = r.ok() ? 0 : static_cast<int>(ErrorKind::policy);

@@ -11,6 +11,7 @@ architectures, and appends padding so variants differ in content and size
 from __future__ import annotations
 
 import functools
+import struct
 import subprocess
 import tempfile
 from pathlib import Path
@@ -31,4 +32,43 @@ def _base() -> bytes:
 def shared_object(arch: str = "x86_64", pad: bytes = b"") -> bytes:
     data = bytearray(_base())
     data[18:20] = _MACHINES[arch].to_bytes(2, "little")  # e_machine
+    return bytes(data) + pad
+
+
+def _fatbin_entry(target: str) -> bytes:
+    """One .nv_fatbin entry header for `target` ("sm_90", "sm_90a", "compute_80"), empty payload.
+
+    Layout and flags as src/fatbin.cpp documents them (what nvcc 13.0 writes): kind 1 PTX / 2 SASS,
+    header size 64, arch number at 28, flags at 40 (0x11: 64-bit Linux; 0x100000 `a`; 0x200000 `f`).
+    """
+    kind, name = (1, target[len("compute_"):]) if target.startswith("compute_") else (2, target[len("sm_"):])
+    flags = 0x11
+    if name[-1] in "af":
+        flags |= 0x100000 if name[-1] == "a" else 0x200000
+        name = name[:-1]
+    header = bytearray(64)
+    struct.pack_into("<HHIQ", header, 0, kind, 0x101, 64, 0)
+    struct.pack_into("<I", header, 28, int(name))
+    struct.pack_into("<Q", header, 40, flags)
+    return bytes(header)
+
+
+def fatbin(targets: list[str]) -> bytes:
+    """A .nv_fatbin section's bytes: one container whose entries name `targets`."""
+    body = b"".join(_fatbin_entry(t) for t in targets)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def cuda_shared_object(targets: list[str], arch: str = "x86_64", pad: bytes = b"") -> bytes:
+    """shared_object() with a .nv_fatbin section listing `targets`, as a CUDA kernel's .so carries.
+
+    objcopy adds the section; the ELF header is rewritten afterwards for other architectures.
+    """
+    with tempfile.TemporaryDirectory() as d:
+        so, section = Path(d) / "k.so", Path(d) / "fatbin"
+        so.write_bytes(_base())
+        section.write_bytes(fatbin(targets))
+        subprocess.run(["objcopy", "--add-section", f".nv_fatbin={section}", str(so)], check=True)
+        data = bytearray(so.read_bytes())
+    data[18:20] = _MACHINES[arch].to_bytes(2, "little")
     return bytes(data) + pad

@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE))
 import fixture as hubfix  # noqa: E402
 import hubtest as H  # noqa: E402
 import kernel_repos as kr  # noqa: E402
+from elfgen import cuda_shared_object  # noqa: E402
 
 ORG = "kernels-test"
 RELU = f"{ORG}/my-relu"          # v1 compat, v2 flat
@@ -41,7 +42,7 @@ def relu_tree(layout: str, n: int) -> dict[str, bytes]:
                            files=kr.demo_package("my-relu", f"relu v{n} {layout}"),
                            python_depends=["einops", "tvm-ffi"], upstream="git@github.com:example/relu.git")
     tree.update(kr.variant_tree(CU126, layout=layout, name="my-relu", version=n, archs=["9.0", "8.0"], kernel_id="_my_relu_0123abc",
-                                files=kr.demo_package("my-relu", f"relu v{n} {layout}", so=H.elf_base())))
+                                files=kr.demo_package("my-relu", f"relu v{n} {layout}", so=cuda_shared_object(["sm_80", "sm_90"]))))
     return tree
 
 
