@@ -743,16 +743,26 @@ bool is_elf_file(const std::filesystem::path& path) {
 namespace {
 
 // Section names, for readers of sections the loader never looks at
-// (.nv_fatbin, .hip_fatbin). Index 0 means the file names none.
-void name_sections(Image& img, const Header& h, const std::vector<Section>& sections, ElfInfo& info) {
-  if (h.shstrndx == 0 || sections.empty()) return;
-  if (h.shstrndx >= sections.size()) img.fail("e_shstrndx " + std::to_string(h.shstrndx) + " is not a section");
+// (.nv_fatbin, .hip_fatbin). The loader ignores section headers, so a file
+// whose names are unreadable still loads: it is not refused, it just names
+// no section (and so shows no GPU code, which the build's arch audit then
+// refuses if metadata.json declares any).
+void name_sections(std::span<const std::byte> bytes, const Header& h, const std::vector<Section>& sections, ElfInfo& info) {
+  if (h.shstrndx == 0 || h.shstrndx >= sections.size()) return;
   const Section& strtab = sections[h.shstrndx];
-  if (strtab.type != SHT_STRTAB) img.fail("e_shstrndx " + std::to_string(h.shstrndx) + " is not a string table");
-  const Region names = section_region(img, strtab, "section name string table");
-  info.sections.reserve(sections.size());
-  for (const Section& s : sections)
-    info.sections.push_back({img.str(names, s.name, "section"), s.type, s.offset, s.type == SHT_NOBITS ? 0 : s.size});
+  if (strtab.type != SHT_STRTAB || strtab.offset > bytes.size() || strtab.size > bytes.size() - strtab.offset) return;
+  const auto names = bytes.subspan(strtab.offset, strtab.size);
+  std::vector<ElfSection> named;
+  named.reserve(sections.size());
+  for (const Section& s : sections) {
+    if (s.name >= names.size()) return;
+    const auto rest = names.subspan(s.name);
+    const void* nul = std::memchr(rest.data(), 0, rest.size());
+    if (nul == nullptr) return;
+    const std::string name(reinterpret_cast<const char*>(rest.data()), static_cast<const std::byte*>(nul) - rest.data());
+    named.push_back({name, s.type, s.offset, s.type == SHT_NOBITS ? 0 : s.size});
+  }
+  info.sections = std::move(named);
 }
 
 }  // namespace
@@ -775,7 +785,7 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
 
   const std::vector<Section> sections = read_sections(img, h);
   const std::vector<Segment> segments = read_segments(img, h);
-  name_sections(img, h, sections, info);
+  name_sections(bytes, h, sections, info);
   bool has_dynamic_sections = false;
   for (const Section& s : sections) has_dynamic_sections |= s.type == SHT_DYNAMIC || s.type == SHT_DYNSYM;
   // Stripped-to-the-bone objects (sstrip) have no section headers; the

@@ -25,7 +25,32 @@ void read_object(const fs::path& file, const std::string& name, std::vector<ElfI
   elves.push_back(std::move(e));
 }
 
+// Only the shared objects leave the archive, one at a time, each removed
+// once read: the scratch space is one member, whatever the wheel holds.
+// WheelArchive has bounded their declared sizes and stream() holds each to
+// its declared size.
+template <class F>
+void for_each_object(const WheelArchive& wheel, F&& read) {
+  TempDir scratch("inspect");
+  const fs::path tmp = scratch.path() / "member.so";
+  for (const auto& m : wheel.members()) {
+    if (!looks_shared(m)) continue;
+    wheel.extract(m, tmp, kMaxInspectedObjectBytes);
+    if (!is_elf_file(tmp))
+      throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
+    read(tmp, m);
+    fs::remove(tmp);
+  }
+}
+
 }  // namespace
+
+std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
+  std::vector<ElfInfo> elves;
+  std::vector<ObjectGpuCode> gpu;
+  for_each_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, elves, gpu); });
+  return gpu;
+}
 
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   Inspection out;
@@ -40,20 +65,10 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
         out.kernel = parse_kernel_metadata(wheel.read(m, kMaxKernelMetadataBytes + 1), "wheel '" + path.filename().string() + "' member '" + m + "'");
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
-    // Only the shared objects leave the archive, one at a time, each removed
-    // once read: the scratch space is one member, whatever the wheel holds.
-    // WheelArchive has bounded their declared sizes and stream() holds each
-    // to its declared size.
-    TempDir scratch("inspect");
-    const fs::path tmp = scratch.path() / "member.so";
-    for (const auto& m : wheel.members()) {
-      if (!looks_shared(m)) continue;
-      wheel.extract(m, tmp, kMaxInspectedObjectBytes);
-      if (!is_elf_file(tmp)) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
-      read_object(tmp, m, elves, gpu);
-      fs::remove(tmp);
-      out.files.push_back(m);
-    }
+    for_each_object(wheel, [&](const fs::path& file, const std::string& member) {
+      read_object(file, member, elves, gpu);
+      out.files.push_back(member);
+    });
     if (elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' holds no shared object; a pure-Python wheel needs no platform evidence");
   } else {
     out.kind = "shared object";

@@ -9,7 +9,10 @@
 
 #include "kwheel/compat.hpp"
 #include "kwheel/embedded_python.hpp"
+#include "kwheel/device_coverage.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/gpu_code.hpp"
+#include "kwheel/inspect.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/process.hpp"
 #include "kwheel/temp_dir.hpp"
@@ -168,6 +171,26 @@ std::optional<std::string> incompatibility(const WheelArchive& w, const Interpre
   return std::nullopt;
 }
 
+std::optional<CudaDevice> probe_cuda_device(const InterpreterInfo& in, std::chrono::seconds timeout) {
+  ProcessResult r = run_process({in.executable, "-I", "-c", std::string(embedded_python("probe_cuda_device"))}, isolated(timeout));
+  json j = json::parse(last_line(r.out), nullptr, false);
+  if (r.exit_code != 0 || !j.is_object() || !j.contains("available") || !j["available"].is_boolean())
+    throw Error(ErrorKind::usage, "cannot ask " + in.executable + "'s torch for its GPU: " + tail(r.err, 2) + "; pass --device cpu or a --python whose torch imports");
+  if (!j["available"].get<bool>()) return std::nullopt;
+  const auto cc = j.contains("capability") && j["capability"].is_string() ? parse_compute_capability(j["capability"].get<std::string>()) : std::nullopt;
+  if (!cc) throw Error(ErrorKind::usage, in.executable + "'s torch reports no readable compute capability; pass --device cpu");
+  return CudaDevice{*cc, j.value("name", "")};
+}
+
+std::optional<std::string> uncovered_device(const WheelArchive& wheel, const CudaDevice& device) {
+  if (!read_label(wheel.filename().version).backend.starts_with("cu")) return std::nullopt;
+  const auto code = all_cuda_targets(wheel_gpu_code(wheel));
+  if (code.empty()) return std::nullopt;
+  const DeviceCoverage c = cuda_coverage(code, device.capability);
+  if (c.covered) return std::nullopt;
+  return c.reason;
+}
+
 namespace {
 
 ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
@@ -193,6 +216,12 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
     r.reason = *why;
     return r;
   }
+  if (o.device != "cpu" && o.cuda_device)
+    if (auto why = uncovered_device(*wheel, *o.cuda_device)) {
+      r.status = ValidationResult::Status::skip;
+      r.reason = *why;
+      return r;
+    }
   if (!in.has_pip) return fail("interpreter " + in.executable + " has no pip; install it (e.g. apt-get install python3-pip) or pass --python of one that has");
   std::string package;
   try {

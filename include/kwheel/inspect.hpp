@@ -10,6 +10,7 @@
 #include "kwheel/gpu_code.hpp"
 #include "kwheel/kernel_metadata.hpp"
 #include "kwheel/manylinux.hpp"
+#include "kwheel/wheel_reader.hpp"
 
 namespace kwheel {
 
@@ -34,6 +35,10 @@ struct Inspection {
   std::optional<KernelMetadata> kernel;
   std::optional<std::pair<std::string, std::string>> revision;  // repo id, commit
 };
+
+// The GPU code of every shared object in a wheel, extracting them one at a
+// time (each capped at kMaxInspectedObjectBytes, removed once read).
+std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel);
 
 // Throws Error(input) for a file that is neither a wheel nor an ELF object,
 // or a wheel that holds no ELF file.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "kwheel/cuda_arch.hpp"
 #include "kwheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -33,12 +34,30 @@ struct InterpreterInfo {
 // when it cannot be run.
 InterpreterInfo probe_interpreter(const std::string& python);
 
+// The GPU a CUDA check would run on.
+struct CudaDevice {
+  CudaArch capability;  // 9.0
+  std::string name;     // "NVIDIA H100 80GB HBM3"
+};
+
+// Imports the interpreter's torch once (seconds): the device, or nullopt
+// when torch sees none. Throws Error(usage) when torch cannot be imported.
+std::optional<CudaDevice> probe_cuda_device(const InterpreterInfo& interp, std::chrono::seconds timeout);
+
 struct ValidateOptions {
   std::string python = "python3";
   std::string device = "auto";       // auto, cuda, cpu
   bool keep_env = false;             // leave the environment for inspection
   std::chrono::seconds timeout{900}; // per child process
+  // The GPU (probe_cuda_device) when the device is cuda or auto: a CUDA
+  // wheel whose code runs on no such GPU is SKIP, never run and never PASS.
+  std::optional<CudaDevice> cuda_device;
 };
+
+// Why a CUDA wheel's GPU code cannot run on `device`, or nullopt (it can,
+// or the wheel carries no CUDA code to judge by: host code calling CUDA
+// libraries runs anywhere the libraries do).
+std::optional<std::string> uncovered_device(const WheelArchive& wheel, const CudaDevice& device);
 
 struct ValidationResult {
   std::filesystem::path wheel;

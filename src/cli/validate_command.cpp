@@ -2,7 +2,9 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "kwheel/compat.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/wheel_filename.hpp"
 #include "kwheel/validate.hpp"
 
 namespace kwheel::cli {
@@ -15,6 +17,18 @@ struct ValidateArgs {
   ValidateOptions options;
   unsigned timeout = 900;
 };
+
+// Only CUDA wheels need the GPU's capability, and asking costs a torch
+// import. A wheel whose name does not parse fails alone, later.
+bool any_cuda_wheel(const std::vector<fs::path>& wheels) {
+  for (const auto& w : wheels) {
+    try {
+      if (read_label(parse_wheel_filename(w.filename().string()).version).backend.starts_with("cu")) return true;
+    } catch (const Error&) {
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -33,6 +47,7 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
     args->options.timeout = std::chrono::seconds(args->timeout);
     auto wheels = wheel_files(args->inputs);
     InterpreterInfo interp = probe_interpreter(args->options.python);
+    if (args->options.device != "cpu" && any_cuda_wheel(wheels)) args->options.cuda_device = probe_cuda_device(interp, std::chrono::seconds(args->timeout));
     out.info("validating " + std::to_string(wheels.size()) + " wheel(s) with " + interp.executable + " (Python " + interp.python +
              ", torch " + interp.torch.value_or("none") + (interp.cuda ? ", CUDA " + *interp.cuda : "") + ")");
     nlohmann::json results = nlohmann::json::array();
@@ -52,6 +67,7 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
       }
     }
     nlohmann::json interp_json = interp.raw;
+    if (const auto& d = args->options.cuda_device) interp_json["cuda_device"] = {{"capability", d->capability.capability()}, {"name", d->name}};
     if (out.json) out.emit_json({{"ok", failed == 0}, {"interpreter", interp_json}, {"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"wheels", results}});
     else out.info("summary: " + std::to_string(passed) + " PASS, " + std::to_string(failed) + " FAIL, " + std::to_string(skipped) + " SKIP");
     exit_code = failed ? static_cast<int>(ErrorKind::validation) : 0;
