@@ -3,6 +3,7 @@
 #include <set>
 
 #include "kwheel/error.hpp"
+#include "kwheel/offload_bundle.hpp"
 
 namespace kwheel {
 namespace {
@@ -19,6 +20,7 @@ ObjectGpuCode read_gpu_code(std::span<const std::byte> bytes, const ElfInfo& elf
   ObjectGpuCode code;
   code.file = std::string(name);
   if (const ElfSection* s = find_section(elf, kFatbinSection)) code.cuda = parse_fatbin(section_bytes(bytes, *s, name), name);
+  if (const ElfSection* s = find_section(elf, kHipFatbinSection)) code.gfx = gfx_targets(parse_offload_bundles(section_bytes(bytes, *s, name), name));
   return code;
 }
 

@@ -1,0 +1,67 @@
+#pragma once
+// The GPU code objects a ROCm/HIP library carries: clang offload bundles, as
+// clang-offload-bundler writes them and a HIP link concatenates them into a
+// host library's .hip_fatbin section. The gfx processors they name are what
+// a ROCm kernel variant runs on. Bundles come from the internet inside
+// kernels and wheels, so every offset, size and count is checked; malformed
+// bytes are an Error(input) naming the file and the defect, never a crash, a
+// hang or an unbounded allocation.
+//
+// Format (https://clang.llvm.org/docs/ClangOffloadBundler.html, and
+// clang/lib/Driver/OffloadBundler.cpp in llvm-project, whose writer and
+// readers are the reference where the page is silent):
+//   uncompressed: "__CLANG_OFFLOAD_BUNDLE__", u64 entry count, then per entry
+//     u64 offset (from the bundle's first byte), u64 size, u64 id length, id;
+//     all little-endian.
+//   compressed ("CCOB"): u16 version, u16 method (0 zlib, 1 zstd), then
+//     v1: u32 uncompressed size, u64 hash;
+//     v2: u32 total size (header included), u32 uncompressed size, u64 hash;
+//     v3: u64 total size, u64 uncompressed size, u64 hash;
+//     then the compressed form of one uncompressed bundle.
+// A section holds one or more bundles, one per linked object, each padded
+// with zeros to its object's .hip_fatbin alignment (clang's HIP codegen:
+// HIPCodeObjectAlign, 4096).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kwheel {
+
+// One bundle entry. Its id is <kind>-<triple>[-<target id>]: the triple has
+// four fields in what current clang writes ("amdgcn-amd-amdhsa-", an empty
+// environment, hence the "--" before the target id) and three in what
+// older HIP toolchains wrote ("hip-amdgcn-amd-amdhsa-gfx908"); both are read.
+struct OffloadTarget {
+  std::string entry_id;   // as stored: "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
+  std::string kind;       // "hip", "hipv4", "openmp", "host"
+  std::string triple;     // "amdgcn-amd-amdhsa" (an empty environment field dropped)
+  std::string target_id;  // "gfx90a:xnack-", empty for host
+  std::string processor;  // "gfx90a", empty for host
+  std::uint64_t size = 0; // code object size
+};
+
+struct OffloadBundle {
+  bool compressed = false;  // read from a "CCOB" container
+  std::vector<OffloadTarget> targets;  // entry order
+};
+
+// True if the bytes start with either bundle magic ("__CLANG_OFFLOAD_BUNDLE__"
+// or "CCOB"); a cheap pre-filter, not a validation.
+bool has_offload_bundle_magic(std::span<const std::byte> head);
+
+// Every bundle in a section's bytes (e.g. .hip_fatbin), in order; none for
+// an empty or all-zero section. `name` names the file in errors. Compressed
+// bundles are inflated (zlib; up to 1 GiB each, and exactly the size their
+// header declares); a zstd-compressed one is an Error(input), since kwheel
+// is built without zstd. The fuzzing entry point: whatever the bytes, it
+// returns or throws kwheel::Error.
+std::vector<OffloadBundle> parse_offload_bundles(std::span<const std::byte> section, std::string_view name);
+
+// Sorted, unique processors ("gfx90a", "gfx942") over all bundles' non-host
+// entries.
+std::vector<std::string> gfx_targets(const std::vector<OffloadBundle>& bundles);
+
+}  // namespace kwheel
