@@ -21,7 +21,10 @@ set(KWHEEL_FUZZ_MODULES
   wheel_reader record repo_layout publish pypirc validate       # wheel, dist_info, pypirc
   simple_index                                                 # index_page
   kernel_metadata kernel_lock                                  # kernel_metadata
-  reuse_state)                                                 # reuse_state
+  reuse_state                                                  # reuse_state
+  fatbin cuda_arch device_coverage                             # fatbin
+  macho pe                                                     # macho
+  offload_bundle)                                              # offload_bundle
 list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.cpp" OUTPUT_VARIABLE KWHEEL_FUZZ_SOURCES)
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})
