@@ -18,7 +18,9 @@
 #include "kwheel/elf.hpp"
 #include "kwheel/error.hpp"
 #include "kwheel/kernel_digest.hpp"
+#include "kwheel/macos_tag.hpp"
 #include "kwheel/manylinux.hpp"
+#include "kwheel/pe.hpp"
 #include "kwheel/mapped_file.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/text.hpp"
@@ -32,6 +34,8 @@ namespace {
 void check_options(const BuildOptions& o) {
   if (!o.name.empty() && !is_valid_name(o.name))
     throw Error(ErrorKind::usage, "--name '" + o.name + "' is not a valid distribution name (letters, digits, '-', '_', '.')");
+  if (!o.tags.macos.empty() && !parse_macos_version(o.tags.macos))
+    throw Error(ErrorKind::usage, "--macos '" + o.tags.macos + "' is not a macOS version; pass e.g. --macos 11.0");
   if (o.version.empty()) {
     if (!o.build_number)
       throw Error(ErrorKind::usage, "the wheels' version is unknown: pass --version X.Y.Z (or --wheel-version) for a directory build");
@@ -95,6 +99,41 @@ VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
     out.gpu.push_back(std::move(code));
   }
   return out;
+}
+
+// kernels loads Metal kernels from macOS 26 (built with -std=metal4.0);
+// arm64 Macs start at 11.0.
+MacosVersion macos_backend_floor(const Variant& v) { return v.backend.kind == BackendKind::metal ? MacosVersion{26, 0, 0} : MacosVersion{11, 0, 0}; }
+
+// A darwin variant's tag comes from its Mach-O files' minimum macOS.
+MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, const BuildOptions& o) {
+  std::vector<MachOInfo> objects;
+  for (const auto& m : plan.contents.members) {
+    if (!is_shared_object(m.archive_path) && !m.archive_path.ends_with(".dylib")) continue;
+    if (!is_macho_file(m.source))
+      throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a Mach-O object; the build is broken or the file is not what its name says");
+    MachOInfo info = read_macho(m.source);
+    info.name = m.archive_path;
+    objects.push_back(std::move(info));
+  }
+  std::optional<MacosVersion> requested;
+  if (!o.tags.macos.empty()) requested = parse_macos_version(o.tags.macos);
+  const std::string arch = variant.cpu == "aarch64" || variant.cpu == "arm64" ? "arm64" : variant.cpu;
+  return assess_macos(objects, arch, macos_backend_floor(variant), requested);
+}
+
+// A Windows variant's extension modules must be PE images for its CPU.
+void check_windows_objects(const Variant& variant, const PlannedWheel& plan) {
+  const std::string want = variant.cpu == "x86_64" ? "amd64" : "arm64";
+  for (const auto& m : plan.contents.members) {
+    if (!m.archive_path.ends_with(".pyd") && !m.archive_path.ends_with(".dll")) continue;
+    if (!is_pe_file(m.source))
+      throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a PE image; the build is broken or the file is not what its name says");
+    const PeInfo pe = read_pe(m.source);
+    if (pe.arch != want)
+      throw Error(ErrorKind::policy, "variant '" + variant.str() + "': '" + m.archive_path + "' is a PE image for " + pe.arch + ", not " + want +
+                                         "; rebuild it for " + want + " or build the variant that matches it");
+  }
 }
 
 // The platform tag a Linux variant may claim, read from its ELF files the
@@ -324,6 +363,11 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
     plan.platform = evidence;
     plan.gpu = audit_gpu_code(variant, std::move(objects.gpu), plan);
   }
+  if (!variant.is_noarch() && variant.os == "darwin") {
+    plan.macos = darwin_evidence(variant, plan, o);
+    plan.tags.platforms = {plan.macos->platform_tag};
+  }
+  if (!variant.is_noarch() && variant.os == "windows") check_windows_objects(variant, plan);
   const std::string dist = wheel_name_component(plan.dist_name);
   plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
   plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
@@ -385,6 +429,7 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
         r.ignored = plan.ignored;
         r.platform = plan.platform;
         r.gpu = plan.gpu;
+        r.macos = plan.macos;
         r.wheel = o.out_dir / plan.filename;
         fingerprints[i] = input_fingerprint(plan, o);
         if (auto state = o.reuse ? reusable(r.wheel, fingerprints[i]) : std::nullopt) {
@@ -470,6 +515,7 @@ nlohmann::json to_json(const VariantResult& r) {
                        {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
     }
     if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
+    if (r.macos) j["macos"] = to_json(*r.macos);
   }
   return j;
 }

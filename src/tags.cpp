@@ -17,8 +17,10 @@ std::string python_tag(const std::string& min_python) {
 
 std::string linux_cpu(const std::string& cpu) { return cpu == "arm64" ? "aarch64" : cpu; }
 
-// kernels 0.17 refuses Metal variants below macOS 26 (built with
-// -std=metal4.0); other darwin builds are arm64-only, which starts at 11.0.
+// The floor before any evidence: kernels 0.17 refuses Metal variants below
+// macOS 26 (built with -std=metal4.0); other darwin builds are arm64-only,
+// which starts at 11.0. A build replaces it with what the Mach-O files
+// need (macos_tag.hpp).
 std::string macos_floor(const Variant& v) { return v.backend.kind == BackendKind::metal ? "26_0" : "11_0"; }
 
 }  // namespace

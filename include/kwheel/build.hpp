@@ -14,6 +14,7 @@
 #include "kwheel/gpu_code.hpp"
 #include "kwheel/kernel_layout.hpp"
 #include "kwheel/kernel_metadata.hpp"
+#include "kwheel/macos_tag.hpp"
 #include "kwheel/repo_layout.hpp"
 #include "kwheel/tags.hpp"
 #include "kwheel/wheel_writer.hpp"
@@ -76,6 +77,7 @@ struct VariantResult {
   std::vector<std::string> ignored; // variant files not packaged (compat shim, stray files)
   nlohmann::json platform;          // the manylinux evidence and decision (linux variants)
   GpuEvidence gpu;                  // the GPU code its objects carry, audited against backend.archs
+  std::optional<MacosReport> macos; // darwin variants: why the macOS tag is what it is
   bool reused = false;              // an up-to-date wheel in out_dir was kept
 };
 
@@ -118,6 +120,7 @@ struct PlannedWheel {
   std::map<std::string, std::string> member_sources;  // archive path -> variant-relative path
   nlohmann::json platform;          // why the platform tag is what it is
   GpuEvidence gpu;
+  std::optional<MacosReport> macos;
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
 

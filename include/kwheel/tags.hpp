@@ -16,6 +16,10 @@ struct TagOptions {
   // (the build fills WheelTags::platforms); "2_28" claims that policy and
   // the build fails if the evidence needs a newer one.
   std::string manylinux = "auto";
+  // macOS floor of darwin tags: "" lets the Mach-O evidence decide (the
+  // build fills WheelTags::platforms); "11.0" claims it, and the build fails
+  // if an object needs a newer macOS.
+  std::string macos;
 };
 
 struct WheelTags {

@@ -24,6 +24,7 @@ struct BuildArgs {
   std::vector<std::string> variants;
   std::string min_python = "3.9";
   std::string manylinux = "auto";
+  std::string macos;
   std::vector<std::string> allow_external;
   int compression_level = 6;
   unsigned jobs = 0;
@@ -100,6 +101,7 @@ BuildOptions base_options(const BuildArgs& a) {
   o.variant_globs = a.variants;
   o.tags.min_python = a.min_python;
   o.tags.manylinux = a.manylinux;
+  o.tags.macos = a.macos;
   o.allowed_external.insert(a.allow_external.begin(), a.allow_external.end());
   o.write.compression_level = a.compression_level;
   o.write.source_date_epoch = source_date_epoch_from_env();
@@ -302,6 +304,8 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--manylinux", args->manylinux,
                   "Linux platform tag: auto (the oldest policy the .so files satisfy) or 2_N to claim manylinux_2_N and fail if the evidence needs newer")
       ->capture_default_str();
+  sub->add_option("--macos", args->macos,
+                  "macOS floor of darwin wheels (default: the newest minimum the Mach-O files record); a file needing a newer macOS fails the variant");
   sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy and torch (repeatable)");
   sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str();
   sub->add_option("-j,--jobs", args->jobs, "Parallel downloads and wheel writers (default: 8 downloads, one writer per CPU)");

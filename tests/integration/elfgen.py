@@ -72,3 +72,31 @@ def cuda_shared_object(targets: list[str], arch: str = "x86_64", pad: bytes = b"
         data = bytearray(so.read_bytes())
     data[18:20] = _MACHINES[arch].to_bytes(2, "little")
     return bytes(data) + pad
+
+
+@functools.lru_cache(maxsize=None)
+def macho_object(min_macos: str = "26.0", arch: str = "arm64") -> bytes:
+    """A real Mach-O dylib for `arch` whose LC_BUILD_VERSION says it needs macOS `min_macos`.
+
+    clang compiles for the Apple target, ld64.lld links with -platform_version (no SDK needed).
+    """
+    clang = "clang"
+    ld64 = subprocess.run([clang, "-print-prog-name=ld64.lld"], capture_output=True, text=True, check=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as d:
+        src, obj, out = Path(d) / "k.c", Path(d) / "k.o", Path(d) / "k.so"
+        src.write_text("int kwheel_fixture_kernel(int x) { return 2 * x + 1; }\n")
+        subprocess.run([clang, f"--target={arch}-apple-macos{min_macos}", "-c", str(src), "-o", str(obj)], check=True)
+        subprocess.run([ld64, "-dylib", "-arch", arch, "-platform_version", "macos", min_macos, min_macos,
+                        "-install_name", "@rpath/k.so", str(obj), "-o", str(out)], check=True)
+        return out.read_bytes()
+
+
+@functools.lru_cache(maxsize=None)
+def pe_dll(arch: str = "x86_64") -> bytes:
+    """A real PE DLL for `arch` ("x86_64", "aarch64"), linked by lld-link without a Windows SDK."""
+    with tempfile.TemporaryDirectory() as d:
+        src, out = Path(d) / "k.c", Path(d) / "k.dll"
+        src.write_text("int kwheel_fixture_kernel(int x) { return 2 * x + 1; }\n")
+        subprocess.run(["clang", f"--target={arch}-pc-windows-msvc", "-fuse-ld=lld", "-nostdlib", "-shared",
+                        "-Wl,/noentry", str(src), "-o", str(out)], check=True)
+        return out.read_bytes()

@@ -3,7 +3,7 @@
 A repo is the Hub layout, `build/<variant>/<package>/...`, with every
 variant name from issue 2. Linux variants carry a real (tiny) ELF shared
 object from elfgen, since kwheel reads each `.so` for the platform tag;
-the darwin/Metal one carries Mach-O-looking bytes (kwheel reads no Mach-O).
+the darwin/Metal one a real arm64 Mach-O needing macOS 26 (elfgen.macho_object).
 Contents are deterministic, so builds can be compared byte for byte.
 Standard library only.
 """
@@ -14,7 +14,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from elfgen import shared_object
+from elfgen import macho_object, shared_object
 
 ARCH_VARIANTS = [
     "torch27-cxx11-cu126-x86_64-linux",
@@ -103,8 +103,8 @@ def variant_files(variant: str, package: str = "img2gray") -> dict[str, bytes]:
     if arch is not None:
         pad = hashlib.sha256(b"pad:" + variant.encode()).digest() * 8
         if variant.endswith("-darwin"):
-            # MH_MAGIC_64, CPU_TYPE_ARM64, MH_BUNDLE: enough to look like arm64 Mach-O.
-            so = bytes.fromhex("cffaedfe0c000001000000000800000000000000") + pad
+            # A real arm64 Mach-O needing macOS 26, as kernel-builder's Metal builds do.
+            so = macho_object("26.0") + pad
         else:
             so = shared_object(arch, pad)
         files[f"{package}/{ops}.abi3.so"] = so

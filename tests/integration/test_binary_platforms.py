@@ -1,0 +1,92 @@
+"""Issue 15 for darwin and Windows variants: the macOS tag follows the Mach-O
+files' own minimum macOS (LC_BUILD_VERSION), --macos claims a floor and
+refuses a file that needs more, and an object built for the wrong CPU
+(Mach-O slice, PE machine) refuses its variant, naming the file. The
+binaries are real: clang with ld64.lld / lld-link builds them (elfgen).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "hub"))
+import kernel_repos as kr  # noqa: E402
+from conftest import clean_env  # noqa: E402
+from elfgen import macho_object, pe_dll  # noqa: E402
+from kwheel_fixtures import tree_state  # noqa: E402
+
+CPU_MAC = "torch211-cpu-aarch64-darwin"
+METAL = "torch211-metal-aarch64-darwin"
+WINDOWS = "torch211-cxx11-cpu-x86_64-windows"
+
+
+def repo_with(tmp_path: Path, variant: str, binary: bytes, name: str = "_relu_0123abc.abi3.so") -> Path:
+    repo = tmp_path / "relu"
+    files = kr.demo_package("relu", "x")
+    files[name] = binary
+    kr.write_variant(repo, variant, layout="flat", name="relu", kernel_id="_relu_0123abc", files=files)
+    return repo
+
+
+def build(kwheel_bin, repo: Path, out: Path, *extra) -> subprocess.CompletedProcess:
+    return subprocess.run([str(kwheel_bin), "build", str(repo), "-o", str(out), "--version", "1.0.0", "--json", *map(str, extra)],
+                          capture_output=True, text=True, env=clean_env(), timeout=120)
+
+
+@pytest.mark.parametrize("minimum,tag", [("12.0", "macosx_12_0_arm64"), ("14.2", "macosx_15_0_arm64"), ("11.0", "macosx_11_0_arm64")])
+def test_macos_tag_follows_the_binary(kwheel_bin, tmp_path, minimum, tag):
+    r = build(kwheel_bin, repo_with(tmp_path, CPU_MAC, macho_object(minimum)), tmp_path / "dist")
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = json.loads(r.stdout)["variants"][0]
+    assert v["filename"].endswith(f"-{tag}.whl")
+    assert v["macos"]["objects"] == [{"file": "relu/_relu_0123abc.abi3.so", "arch": "arm64", "min_macos": minimum,
+                                      "source": "LC_BUILD_VERSION"}]
+
+
+def test_metal_never_goes_below_kernels_floor(kwheel_bin, tmp_path):
+    r = build(kwheel_bin, repo_with(tmp_path, METAL, macho_object("14.0")), tmp_path / "dist")
+    assert r.returncode == 0, r.stdout
+    assert json.loads(r.stdout)["variants"][0]["filename"].endswith("-macosx_26_0_arm64.whl")
+
+
+def test_macos_claim_below_the_binary_is_refused_naming_it(kwheel_bin, tmp_path):
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    before = tree_state(dist)
+    r = build(kwheel_bin, repo_with(tmp_path, CPU_MAC, macho_object("13.0")), dist, "--macos", "11.0")
+    assert r.returncode == 9, r.stdout
+    err = json.loads(r.stdout)["variants"][0]["error"]
+    assert "--macos 11.0 claims too old a macOS: relu/_relu_0123abc.abi3.so needs macOS 13.0 (LC_BUILD_VERSION)" in err
+    assert "pass --macos 13.0" in err
+    assert tree_state(dist) == before
+    ok = build(kwheel_bin, repo_with(tmp_path / "b", CPU_MAC, macho_object("11.0")), dist, "--macos", "12.0")
+    assert json.loads(ok.stdout)["variants"][0]["filename"].endswith("-macosx_12_0_arm64.whl")
+
+
+def test_macos_option_is_checked(kwheel_bin, tmp_path):
+    repo = repo_with(tmp_path, CPU_MAC, macho_object("11.0"))
+    r = build(kwheel_bin, repo, tmp_path / "dist", "--macos", "eleven")
+    assert r.returncode == 2 and "--macos 'eleven' is not a macOS version" in r.stdout + r.stderr
+    r = build(kwheel_bin, repo, tmp_path / "dist", "--macos", "14.2")
+    assert "pass --macos 14.0 or 15.0" in r.stdout + r.stderr
+
+
+def test_wrong_architecture_mach_o_is_refused(kwheel_bin, tmp_path):
+    r = build(kwheel_bin, repo_with(tmp_path, CPU_MAC, macho_object("11.0", "x86_64")), tmp_path / "dist")
+    assert r.returncode == 9
+    assert "'relu/_relu_0123abc.abi3.so' is a Mach-O for x86_64, not arm64" in json.loads(r.stdout)["variants"][0]["error"]
+
+
+def test_windows_machine_type_is_checked(kwheel_bin, tmp_path):
+    good = build(kwheel_bin, repo_with(tmp_path / "a", WINDOWS, pe_dll("x86_64"), "_relu_0123abc.pyd"), tmp_path / "dist")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert json.loads(good.stdout)["variants"][0]["filename"].endswith("-win_amd64.whl")
+    bad = build(kwheel_bin, repo_with(tmp_path / "b", WINDOWS, pe_dll("aarch64"), "_relu_0123abc.pyd"), tmp_path / "dist2")
+    assert bad.returncode == 9
+    assert "'relu/_relu_0123abc.pyd' is a PE image for arm64, not amd64" in json.loads(bad.stdout)["variants"][0]["error"]
