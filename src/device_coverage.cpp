@@ -81,10 +81,12 @@ ArchAudit audit_declared_archs(const std::vector<std::string>& declared, const s
     }
     const CudaTarget sass{CudaCodeKind::sass, d->arch}, ptx{CudaCodeKind::ptx, d->arch};
     promised.insert(sass);
-    if (std::find(cuda.begin(), cuda.end(), sass) == cuda.end()) audit.missing.push_back(text + " (" + sass.str() + ")");
-    if (!d->ptx) continue;
     promised.insert(ptx);
-    if (std::find(cuda.begin(), cuda.end(), ptx) == cuda.end()) audit.missing.push_back(text + " (" + ptx.str() + ")");
+    // kernels reads "X.Y+PTX" as "runs on X.Y and everything newer": the
+    // PTX keeps that promise (SASS beside it is only faster), so a PTX-only
+    // build declares exactly that. A plain "X.Y" promises SASS.
+    const CudaTarget& needed = d->ptx ? ptx : sass;
+    if (std::find(cuda.begin(), cuda.end(), needed) == cuda.end()) audit.missing.push_back(text + " (" + needed.str() + ")");
   }
   for (const auto& name : sorted_names(cuda))
     if (!promised.count(*parse_cuda_target(name))) audit.undeclared.push_back(name);

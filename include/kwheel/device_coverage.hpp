@@ -36,9 +36,10 @@ struct ArchAudit {
   std::vector<std::string> unparsed;    // entries of backend.archs no rule knows: shown
 };
 
-// A declared CUDA arch needs SASS of exactly that arch ("9.0a" -> sm_90a),
-// and "+PTX" its PTX too; a declared gfx processor needs a bundle entry for
-// it.
+// A declared CUDA arch needs SASS of exactly that arch ("9.0a" -> sm_90a);
+// "9.0+PTX" needs compute_90 PTX (kernels reads it as "9.0 and newer", which
+// the PTX provides, with or without sm_90 beside it); a declared gfx
+// processor needs a bundle entry for it.
 ArchAudit audit_declared_archs(const std::vector<std::string>& declared, const std::vector<CudaTarget>& cuda,
                                const std::vector<std::string>& gfx);
 

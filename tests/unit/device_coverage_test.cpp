@@ -74,9 +74,15 @@ TEST(DeviceCoverage, AuditRefusesDeclaredArchsWithoutCode) {
   ASSERT_EQ(a.missing.size(), 1u);
   EXPECT_EQ(a.missing[0], "9.0 (sm_90)");
   EXPECT_EQ(a.undeclared, std::vector<std::string>{"sm_100"});
-  // +PTX promises the PTX too; 9.0a is not satisfied by plain sm_90.
+  // +PTX promises the PTX; 9.0a is not satisfied by plain sm_90.
   a = audit_declared_archs({"9.0+PTX", "9.0a"}, {t("sm_90")}, {});
   EXPECT_EQ(a.missing, (std::vector<std::string>{"9.0+PTX (compute_90)", "9.0a (sm_90a)"}));
+  // A PTX-only build declares "8.0+PTX" (kernels: 8.0 and newer), and the
+  // PTX alone keeps it; its SASS is neither needed nor undeclared.
+  a = audit_declared_archs({"8.0+PTX"}, {t("compute_80")}, {});
+  EXPECT_TRUE(a.missing.empty());
+  a = audit_declared_archs({"8.0+PTX"}, {t("compute_80"), t("sm_80")}, {});
+  EXPECT_TRUE(a.undeclared.empty());
 }
 
 TEST(DeviceCoverage, AuditShowsUndeclaredCodeAndUnknownEntries) {
