@@ -182,14 +182,32 @@ std::optional<CudaDevice> probe_cuda_device(const InterpreterInfo& in, std::chro
   return CudaDevice{*cc, j.value("name", "")};
 }
 
-std::optional<std::string> uncovered_device(const WheelArchive& wheel, const CudaDevice& device) {
+std::optional<DeviceJudgement> judge_device(const WheelArchive& wheel, const CudaDevice& device) {
   if (!read_label(wheel.filename().version).backend.starts_with("cu")) return std::nullopt;
-  const auto code = all_cuda_targets(wheel_gpu_code(wheel));
+  auto code = all_cuda_targets(wheel_gpu_code(wheel));
   if (code.empty()) return std::nullopt;
-  const DeviceCoverage c = cuda_coverage(code, device.capability);
-  if (c.covered) return std::nullopt;
-  return c.reason;
+  DeviceCoverage c = cuda_coverage(code, device.capability);
+  return DeviceJudgement{std::move(code), std::move(c)};
 }
+
+std::optional<std::string> uncovered_device(const WheelArchive& wheel, const CudaDevice& device) {
+  auto j = judge_device(wheel, device);
+  if (!j || j->coverage.covered) return std::nullopt;
+  return j->coverage.reason;
+}
+
+namespace {
+
+// {"device": "sm_90", "code": [...], "runs": "sm_90", "jit": false}
+json to_json(const DeviceJudgement& j, const CudaDevice& device) {
+  std::vector<std::string> code;
+  for (const auto& t : j.code) code.push_back(t.str());
+  json out{{"device", "sm_" + device.capability.number()}, {"code", code}, {"jit", j.coverage.jit}};
+  out["runs"] = j.coverage.by ? json(j.coverage.by->str()) : json(nullptr);
+  return out;
+}
+
+}  // namespace
 
 namespace {
 
@@ -217,10 +235,13 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
     return r;
   }
   if (o.device != "cpu" && o.cuda_device)
-    if (auto why = uncovered_device(*wheel, *o.cuda_device)) {
-      r.status = ValidationResult::Status::skip;
-      r.reason = *why;
-      return r;
+    if (auto judged = judge_device(*wheel, *o.cuda_device)) {
+      r.details["gpu_code"] = to_json(*judged, *o.cuda_device);
+      if (!judged->coverage.covered) {
+        r.status = ValidationResult::Status::skip;
+        r.reason = judged->coverage.reason;
+        return r;
+      }
     }
   if (!in.has_pip) return fail("interpreter " + in.executable + " has no pip; install it (e.g. apt-get install python3-pip) or pass --python of one that has");
   std::string package;

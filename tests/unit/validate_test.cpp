@@ -94,3 +94,17 @@ TEST(Validate, JudgesOnlyCudaWheelsThatCarryCudaCode) {
   EXPECT_EQ(uncovered_device(*cuda_wheel(a, "cpu", {{kSass, 100}}), kH100), std::nullopt);
   EXPECT_EQ(uncovered_device(*cuda_wheel(b, "cu130", {}), kH100), std::nullopt);
 }
+
+TEST(Validate, JudgementSaysWhichCodeRunsAndWhetherItIsJitCompiled) {
+  kwheel::testing::TempDir a, b;
+  auto ptx = judge_device(*cuda_wheel(a, "cu130", {{kPtx, 80}}), kH100);
+  ASSERT_TRUE(ptx);
+  EXPECT_TRUE(ptx->coverage.covered);
+  EXPECT_TRUE(ptx->coverage.jit);
+  EXPECT_EQ(ptx->coverage.by->str(), "compute_80");
+  auto sass = judge_device(*cuda_wheel(b, "cu130", {{kSass, 80}, {kSass, 90}, {kPtx, 90}}), kH100);
+  ASSERT_TRUE(sass);
+  EXPECT_EQ(sass->coverage.by->str(), "sm_90");
+  EXPECT_FALSE(sass->coverage.jit);
+  EXPECT_EQ(sass->code.size(), 3u);
+}
