@@ -2,7 +2,9 @@
 
 #include <stdlib.h>
 
+#include "kwheel/compat.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/macho.hpp"
 #include "kwheel/mapped_file.hpp"
 #include "kwheel/temp_dir.hpp"
 #include "kwheel/text.hpp"
@@ -15,9 +17,24 @@ namespace {
 
 bool looks_shared(const std::string& name) { return name.ends_with(".so") || name.find(".so.") != std::string::npos; }
 
-// One object's ELF facts and GPU code, from one mapping; reports name it
-// `name` (the wheel member, not a temp file).
-void read_object(const fs::path& file, const std::string& name, std::vector<ElfInfo>& elves, std::vector<ObjectGpuCode>& gpu) {
+// The objects of a wheel or a file: ELF (Linux) or Mach-O (macOS).
+struct Objects {
+  std::vector<ElfInfo> elves;
+  std::vector<ObjectGpuCode> gpu;
+  std::vector<MachOInfo> machos;
+};
+
+// One object's ELF facts and GPU code, from one mapping, or its Mach-O
+// facts; reports name it `name` (the wheel member, not a temp file).
+void read_object(const fs::path& file, const std::string& name, Objects& out) {
+  if (is_macho_file(file)) {
+    MachOInfo m = read_macho(file);
+    m.name = name;
+    out.machos.push_back(std::move(m));
+    return;
+  }
+  auto& elves = out.elves;
+  auto& gpu = out.gpu;
   const MappedFile mapped(file);
   ElfInfo e = parse_elf(mapped.bytes(), file.string());
   gpu.push_back(read_gpu_code(mapped.bytes(), e, name));
@@ -36,8 +53,8 @@ void for_each_object(const WheelArchive& wheel, F&& read) {
   for (const auto& m : wheel.members()) {
     if (!looks_shared(m)) continue;
     wheel.extract(m, tmp, kMaxInspectedObjectBytes);
-    if (!is_elf_file(tmp))
-      throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is not an ELF file");
+    if (!is_elf_file(tmp) && !is_macho_file(tmp))
+      throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");
     read(tmp, m);
     fs::remove(tmp);
   }
@@ -46,16 +63,48 @@ void for_each_object(const WheelArchive& wheel, F&& read) {
 }  // namespace
 
 std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
-  std::vector<ElfInfo> elves;
-  std::vector<ObjectGpuCode> gpu;
-  for_each_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, elves, gpu); });
-  return gpu;
+  Objects objects;
+  for_each_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, objects); });
+  return objects.gpu;
 }
+
+namespace {
+
+// A macOS wheel's or object's evidence, judged as the build judges a darwin
+// variant: the floor is the backend's (Metal: 26) or the CPU's first macOS.
+MacosReport macos_evidence(const std::vector<MachOInfo>& machos, const std::string& arch, bool metal) {
+  const MacosVersion floor = metal ? MacosVersion{26, 0, 0} : arch == "arm64" ? MacosVersion{11, 0, 0} : MacosVersion{10, 9, 0};
+  return assess_macos(machos, arch, floor, std::nullopt);
+}
+
+// "macosx_14_0_arm64" -> {14.0, "arm64"}; nullopt for other tags.
+std::optional<std::pair<MacosVersion, std::string>> macos_tag(const std::string& tag) {
+  static const std::string prefix = "macosx_";
+  if (!tag.starts_with(prefix)) return std::nullopt;
+  const auto parts = split(tag.substr(prefix.size()), '_');
+  if (parts.size() < 3) return std::nullopt;
+  auto v = parse_macos_version(parts[0] + "." + parts[1]);
+  if (!v) return std::nullopt;
+  std::string arch = parts[2];
+  for (size_t i = 3; i < parts.size(); ++i) arch += "_" + parts[i];  // x86_64
+  return std::make_pair(*v, arch);
+}
+
+void judge_macos(Inspection& out, const std::vector<MachOInfo>& machos, const std::vector<std::string>& platforms, bool metal) {
+  std::optional<std::pair<MacosVersion, std::string>> tagged;
+  for (const auto& p : platforms)
+    if (auto t = macos_tag(p)) tagged = t;
+  const std::string arch = tagged ? tagged->second : machos.front().slices.front().arch;
+  out.macos = macos_evidence(machos, arch, metal);
+  if (tagged && tagged->first < out.macos->floor)
+    out.macos_problems.push_back("tagged macOS " + tagged->first.str() + " but " + out.macos->reason + "; rebuild the wheel (kwheel tags it " + out.macos->platform_tag + ")");
+}
+
+}  // namespace
 
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   Inspection out;
-  std::vector<ElfInfo> elves;
-  std::vector<ObjectGpuCode> gpu;
+  Objects objects;
   if (path.extension() == ".whl") {
     out.kind = "wheel";
     WheelArchive wheel(path);
@@ -66,24 +115,33 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
     for_each_object(wheel, [&](const fs::path& file, const std::string& member) {
-      read_object(file, member, elves, gpu);
+      read_object(file, member, objects);
       out.files.push_back(member);
     });
-    if (elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' holds no shared object; a pure-Python wheel needs no platform evidence");
+    if (!objects.machos.empty()) {
+      if (!objects.elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' mixes ELF and Mach-O objects; no platform tag fits both");
+      judge_macos(out, objects.machos, wheel.filename().platform, read_label(wheel.filename().version).backend == "metal");
+      return out;
+    }
+    if (objects.elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' holds no shared object; a pure-Python wheel needs no platform evidence");
   } else {
     out.kind = "shared object";
     if (!fs::is_regular_file(path)) throw Error(ErrorKind::not_found, "'" + path.string() + "' does not exist");
-    if (!is_elf_file(path)) throw Error(ErrorKind::input, "'" + path.string() + "' is neither a .whl nor an ELF shared object");
-    read_object(path, path.filename().string(), elves, gpu);
+    if (!is_elf_file(path) && !is_macho_file(path)) throw Error(ErrorKind::input, "'" + path.string() + "' is neither a .whl nor an ELF or Mach-O shared object");
+    read_object(path, path.filename().string(), objects);
     out.files.push_back(path.filename().string());
+    if (!objects.machos.empty()) {
+      judge_macos(out, objects.machos, {}, false);
+      return out;
+    }
   }
   ManylinuxOptions mo;
-  mo.arch = elves.front().machine;
+  mo.arch = objects.elves.front().machine;
   mo.backend = options.backend;
   mo.allowed_external = options.allowed_external;
   mo.require_abi3 = out.tagged_abi3;
-  out.report = assess_manylinux(elves, mo);
-  out.gpu = gpu_evidence(std::move(gpu), out.kernel ? out.kernel->archs : std::vector<std::string>{});
+  out.report = assess_manylinux(objects.elves, mo);
+  out.gpu = gpu_evidence(std::move(objects.gpu), out.kernel ? out.kernel->archs : std::vector<std::string>{});
   return out;
 }
 

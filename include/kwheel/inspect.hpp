@@ -9,6 +9,7 @@
 
 #include "kwheel/gpu_code.hpp"
 #include "kwheel/kernel_metadata.hpp"
+#include "kwheel/macos_tag.hpp"
 #include "kwheel/manylinux.hpp"
 #include "kwheel/wheel_reader.hpp"
 
@@ -30,6 +31,12 @@ struct Inspection {
   bool tagged_abi3 = false;
   ManylinuxReport report;
   GpuEvidence gpu;                  // GPU code per object, against the kernel's backend.archs
+  // macOS wheels and objects (Mach-O): the minimum macOS per object and the
+  // tag they need; `report` is then empty. A wheel tagged below what its
+  // objects need has a problem here.
+  std::optional<MacosReport> macos;
+  std::vector<std::string> macos_problems;
+  bool ok() const { return report.ok() && macos_problems.empty(); }
   // Wheels kwheel built from a kernel repo: the metadata.json they carry
   // (backend, archs, kernel version) and the Hub commit they record.
   std::optional<KernelMetadata> kernel;
@@ -40,7 +47,8 @@ struct Inspection {
 // time (each capped at kMaxInspectedObjectBytes, removed once read).
 std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel);
 
-// Throws Error(input) for a file that is neither a wheel nor an ELF object,
+// Throws Error(input) for a file that is neither a wheel nor an ELF or
+// Mach-O object,
 // or a wheel that holds no ELF file.
 Inspection inspect_path(const std::filesystem::path& path, const InspectOptions& options);
 

@@ -34,6 +34,28 @@ void print_gpu(const GpuEvidence& gpu) {
   for (const auto& m : gpu.audit.missing) std::cout << "problem: backend.archs declares " << m << " but no object carries code for it\n";
 }
 
+// A macOS wheel or object: each Mach-O's slice and minimum, and the tag
+// they add up to.
+void render_macos(const Inspection& in, const std::string& path, Output& out) {
+  const MacosReport& m = *in.macos;
+  if (out.json) {
+    nlohmann::json doc{{"file", path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
+                       {"ok", in.ok()}, {"manylinux", nullptr}, {"macos", to_json(m)}, {"problems", in.macos_problems}};
+    doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
+    doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);
+    out.emit_json(doc);
+    return;
+  }
+  std::cout << path << " (" << in.kind << ", Mach-O)\n";
+  if (in.revision) std::cout << "built from: " << in.revision->first << " at commit " << in.revision->second << "\n";
+  for (const auto& o : m.objects)
+    std::cout << "  " << o.file << ": " << o.arch << ", "
+              << (o.min_macos ? "needs macOS " + o.min_macos->str() + " (" + o.source + ")" : std::string("no minimum macOS recorded")) << "\n";
+  std::cout << "platform: " << m.platform_tag << "  because " << m.reason << "\n";
+  if (!in.current_tags.empty()) std::cout << "tagged: " << in.current_tags << "\n";
+  for (const auto& p : in.macos_problems) std::cout << "problem: " << p << "\n";
+}
+
 }  // namespace
 
 void register_inspect(CLI::App& app, Output& out, int& exit_code) {
@@ -47,6 +69,11 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
     o.allowed_external.insert(args->allow_external.begin(), args->allow_external.end());
     Inspection in = inspect_path(args->path, o);
     const auto& r = in.report;
+    if (in.macos) {
+      render_macos(in, args->path, out);
+      exit_code = in.ok() ? 0 : static_cast<int>(ErrorKind::policy);
+      return;
+    }
     if (out.json) {
       nlohmann::json j = r;
       nlohmann::json doc{{"file", args->path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
@@ -79,7 +106,7 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
       print_gpu(in.gpu);
       for (const auto& p : r.problems) std::cout << "problem: " << p << "\n";
     }
-    exit_code = r.ok() ? 0 : static_cast<int>(ErrorKind::policy);
+    exit_code = in.ok() ? 0 : static_cast<int>(ErrorKind::policy);
   });
 }
 

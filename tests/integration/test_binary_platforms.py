@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,25 @@ def test_windows_machine_type_is_checked(kwheel_bin, tmp_path):
     bad = build(kwheel_bin, repo_with(tmp_path / "b", WINDOWS, pe_dll("aarch64"), "_relu_0123abc.pyd"), tmp_path / "dist2")
     assert bad.returncode == 9
     assert "'relu/_relu_0123abc.pyd' is a PE image for arm64, not amd64" in json.loads(bad.stdout)["variants"][0]["error"]
+
+
+def test_inspect_shows_mach_o_evidence_and_an_undertagged_wheel(kwheel_bin, tmp_path):
+    r = build(kwheel_bin, repo_with(tmp_path, CPU_MAC, macho_object("12.0")), tmp_path / "dist")
+    wheel = Path(json.loads(r.stdout)["variants"][0]["wheel"])
+    ins = subprocess.run([str(kwheel_bin), "inspect", str(wheel)], capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert ins.returncode == 0, ins.stdout + ins.stderr
+    assert "relu/_relu_0123abc.abi3.so: arm64, needs macOS 12.0 (LC_BUILD_VERSION)" in ins.stdout
+    assert "platform: macosx_12_0_arm64" in ins.stdout
+
+    # The same wheel with an object that needs macOS 14: its tag now lies.
+    lying = tmp_path / wheel.name
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(lying, "w") as dst:
+        for info in src.infolist():
+            data = macho_object("14.0") if info.filename.endswith(".so") else src.read(info)
+            dst.writestr(info, data)
+    ins = subprocess.run([str(kwheel_bin), "inspect", "--json", str(lying)], capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert ins.returncode == 9
+    doc = json.loads(ins.stdout)
+    assert doc["ok"] is False and doc["macos"]["tag"] == "macosx_14_0_arm64"
+    assert doc["problems"] == ["tagged macOS 12.0 but relu/_relu_0123abc.abi3.so needs macOS 14.0 (LC_BUILD_VERSION); "
+                               "rebuild the wheel (kwheel tags it macosx_14_0_arm64)"]
