@@ -101,10 +101,6 @@ VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
   return out;
 }
 
-// kernels loads Metal kernels from macOS 26 (built with -std=metal4.0);
-// arm64 Macs start at 11.0.
-MacosVersion macos_backend_floor(const Variant& v) { return v.backend.kind == BackendKind::metal ? MacosVersion{26, 0, 0} : MacosVersion{11, 0, 0}; }
-
 // A darwin variant's tag comes from its Mach-O files' minimum macOS.
 MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, const BuildOptions& o) {
   std::vector<MachOInfo> objects;
@@ -119,12 +115,13 @@ MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, co
   std::optional<MacosVersion> requested;
   if (!o.tags.macos.empty()) requested = parse_macos_version(o.tags.macos);
   const std::string arch = variant.cpu == "aarch64" || variant.cpu == "arm64" ? "arm64" : variant.cpu;
-  return assess_macos(objects, arch, macos_backend_floor(variant), requested);
+  return assess_macos(objects, arch, macos_backend_floor(arch, variant.backend.kind == BackendKind::metal), requested);
 }
 
 // A Windows variant's extension modules must be PE images for its CPU.
 void check_windows_objects(const Variant& variant, const PlannedWheel& plan) {
-  const std::string want = variant.cpu == "x86_64" ? "amd64" : "arm64";
+  const std::string want = variant.cpu == "x86_64" ? "amd64" : variant.cpu == "aarch64" || variant.cpu == "arm64" ? "arm64" : "";
+  if (want.empty()) throw Error(ErrorKind::input, "variant '" + variant.str() + "': no Windows wheel tag for CPU '" + variant.cpu + "'");
   for (const auto& m : plan.contents.members) {
     if (!m.archive_path.ends_with(".pyd") && !m.archive_path.ends_with(".dll")) continue;
     if (!is_pe_file(m.source))
@@ -170,10 +167,12 @@ std::string carried_code(const GpuEvidence& e) {
 // rather than found on the first call on that GPU.
 GpuEvidence audit_gpu_code(const Variant& variant, std::vector<ObjectGpuCode> objects, const PlannedWheel& plan) {
   GpuEvidence e = gpu_evidence(std::move(objects), plan.metadata ? plan.metadata->archs : std::vector<std::string>{});
-  if (!e.audit.missing.empty())
-    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': metadata.json declares backend arch " + e.audit.missing.front() +
-                                       " but no shared object carries code for it (" + carried_code(e) +
+  if (!e.audit.missing.empty()) {
+    const std::string& lacking = e.missing_in.front();
+    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': metadata.json declares backend arch " + e.audit.missing.front() + " but " +
+                                       (lacking.empty() ? "no shared object" : lacking) + " carries no code for it (" + carried_code(e) +
                                        "); rebuild the kernel for that arch or remove it from backend.archs");
+  }
   return e;
 }
 

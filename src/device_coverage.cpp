@@ -88,8 +88,8 @@ ArchAudit audit_declared_archs(const std::vector<std::string>& declared, const s
     const CudaTarget& needed = d->ptx ? ptx : sass;
     if (std::find(cuda.begin(), cuda.end(), needed) == cuda.end()) audit.missing.push_back(text + " (" + needed.str() + ")");
   }
-  for (const auto& name : sorted_names(cuda))
-    if (!promised.count(*parse_cuda_target(name))) audit.undeclared.push_back(name);
+  for (const auto& t : std::set<CudaTarget>(cuda.begin(), cuda.end()))
+    if (!promised.count(t)) audit.undeclared.push_back(t.str());
   for (const auto& g : std::set<std::string>(gfx.begin(), gfx.end()))
     if (!promised_gfx.count(g)) audit.undeclared.push_back(g);
   return audit;

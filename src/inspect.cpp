@@ -70,34 +70,21 @@ std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
 
 namespace {
 
-// A macOS wheel's or object's evidence, judged as the build judges a darwin
-// variant: the floor is the backend's (Metal: 26) or the CPU's first macOS.
-MacosReport macos_evidence(const std::vector<MachOInfo>& machos, const std::string& arch, bool metal) {
-  const MacosVersion floor = metal ? MacosVersion{26, 0, 0} : arch == "arm64" ? MacosVersion{11, 0, 0} : MacosVersion{10, 9, 0};
-  return assess_macos(machos, arch, floor, std::nullopt);
-}
-
-// "macosx_14_0_arm64" -> {14.0, "arm64"}; nullopt for other tags.
-std::optional<std::pair<MacosVersion, std::string>> macos_tag(const std::string& tag) {
-  static const std::string prefix = "macosx_";
-  if (!tag.starts_with(prefix)) return std::nullopt;
-  const auto parts = split(tag.substr(prefix.size()), '_');
-  if (parts.size() < 3) return std::nullopt;
-  auto v = parse_macos_version(parts[0] + "." + parts[1]);
-  if (!v) return std::nullopt;
-  std::string arch = parts[2];
-  for (size_t i = 3; i < parts.size(); ++i) arch += "_" + parts[i];  // x86_64
-  return std::make_pair(*v, arch);
-}
-
+// A macOS wheel or object judged as the build judges a darwin variant,
+// once per CPU its tags stand for (universal2: arm64 and x86_64); the
+// report kept is the one needing the newest macOS.
 void judge_macos(Inspection& out, const std::vector<MachOInfo>& machos, const std::vector<std::string>& platforms, bool metal) {
-  std::optional<std::pair<MacosVersion, std::string>> tagged;
+  std::vector<std::pair<MacosVersion, std::string>> tagged;
   for (const auto& p : platforms)
-    if (auto t = macos_tag(p)) tagged = t;
-  const std::string arch = tagged ? tagged->second : machos.front().slices.front().arch;
-  out.macos = macos_evidence(machos, arch, metal);
-  if (tagged && tagged->first < out.macos->floor)
-    out.macos_problems.push_back("tagged macOS " + tagged->first.str() + " but " + out.macos->reason + "; rebuild the wheel (kwheel tags it " + out.macos->platform_tag + ")");
+    if (auto t = parse_macos_tag(p))
+      for (const auto& arch : macos_tag_archs(t->second)) tagged.emplace_back(t->first, arch);
+  if (tagged.empty()) tagged.emplace_back(MacosVersion{}, machos.front().slices.front().arch);
+  for (const auto& [version, arch] : tagged) {
+    MacosReport r = assess_macos(machos, arch, macos_backend_floor(arch, metal), std::nullopt);
+    if (version != MacosVersion{} && version < r.floor)
+      out.macos_problems.push_back("tagged macOS " + version.str() + " but " + r.reason + "; rebuild the wheel (kwheel tags it " + r.platform_tag + ")");
+    if (!out.macos || out.macos->floor < r.floor) out.macos = std::move(r);
+  }
 }
 
 }  // namespace

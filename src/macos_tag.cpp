@@ -1,5 +1,7 @@
 #include "kwheel/macos_tag.hpp"
 
+#include <cstdint>
+
 #include "kwheel/error.hpp"
 #include "kwheel/text.hpp"
 
@@ -20,7 +22,33 @@ const MachOSlice& slice_for(const MachOInfo& o, const std::string& arch) {
                                      "; rebuild it for " + arch + " or build the variant that matches it");
 }
 
+constexpr std::uint32_t kPlatformMacos = 1;  // LC_BUILD_VERSION's PLATFORM_MACOS
+
 }  // namespace
+
+MacosVersion macos_backend_floor(const std::string& arch, bool metal) {
+  if (metal) return {26, 0, 0};
+  return arch == "arm64" || arch == "arm64e" ? MacosVersion{11, 0, 0} : MacosVersion{10, 9, 0};
+}
+
+std::vector<std::string> macos_tag_archs(const std::string& tag_arch) {
+  if (tag_arch == "universal2") return {"arm64", "x86_64"};
+  if (tag_arch == "intel") return {"x86_64", "i386"};
+  if (tag_arch == "arm64" || tag_arch == "x86_64" || tag_arch == "i386" || tag_arch == "arm64e") return {tag_arch};
+  return {};
+}
+
+std::optional<std::pair<MacosVersion, std::string>> parse_macos_tag(const std::string& tag) {
+  static const std::string prefix = "macosx_";
+  if (!tag.starts_with(prefix)) return std::nullopt;
+  const auto parts = split(tag.substr(prefix.size()), '_');
+  if (parts.size() < 3) return std::nullopt;
+  auto v = parse_macos_version(parts[0] + "." + parts[1]);
+  if (!v) return std::nullopt;
+  std::string arch = parts[2];
+  for (size_t i = 3; i < parts.size(); ++i) arch += "_" + parts[i];  // x86_64
+  return std::make_pair(*v, arch);
+}
 
 MacosVersion taggable_macos(const MacosVersion& v) {
   if (v.major >= 11) return {v.minor || v.patch ? v.major + 1 : v.major, 0, 0};
@@ -34,15 +62,23 @@ MacosReport assess_macos(const std::vector<MachOInfo>& objects, const std::strin
   r.reason = "the backend's floor";
   for (const auto& o : objects) {
     const MachOSlice& s = slice_for(o, arch);
+    if (s.platform && *s.platform != kPlatformMacos)
+      throw Error(ErrorKind::policy, "'" + o.name + "' is built for Apple platform " + std::to_string(*s.platform) +
+                                         " (LC_BUILD_VERSION), not macOS; rebuild it for macOS");
     r.objects.push_back({o.name, s.arch, s.min_macos, s.min_macos_source});
     if (!s.min_macos || *s.min_macos <= needed) continue;
     needed = *s.min_macos;
     r.reason = o.name + " needs macOS " + s.min_macos->str() + " (" + s.min_macos_source + ")";
   }
   if (requested) {
-    if (taggable_macos(*requested) != *requested)
-      throw Error(ErrorKind::usage, "--macos " + requested->str() + ": wheel tags name macOS 11 and later by major version only; pass --macos " +
-                                        std::to_string(requested->major) + ".0 or " + taggable_macos(*requested).str());
+    if (taggable_macos(*requested) != *requested) {
+      const std::string down = requested->major >= 11 ? std::to_string(requested->major) + ".0"
+                                                      : std::to_string(requested->major) + "." + std::to_string(requested->minor);
+      throw Error(ErrorKind::usage, "--macos " + requested->str() +
+                                        (requested->major >= 11 ? ": wheel tags name macOS 11 and later by major version only"
+                                                                : ": wheel tags name macOS 10 by major and minor version only") +
+                                        "; pass --macos " + down + " or " + taggable_macos(*requested).str());
+    }
     if (*requested < backend_floor)
       throw Error(ErrorKind::usage, "--macos " + requested->str() + " is below the " + backend_floor.str() + " this backend needs; pass --macos " + backend_floor.str() + " or higher");
     if (needed > *requested)

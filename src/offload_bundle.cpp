@@ -83,17 +83,25 @@ class Fields {
 };
 
 // Strings copied out are capped relative to the input, as in elf.cpp: a
-// compressed bundle can expand to many entries from a few bytes.
+// compressed bundle can expand to many entries from a few bytes. So is
+// the section's decompressed total: each bundle's own cap (1 GiB) would
+// otherwise let many small zlib bundles cost minutes of inflating.
 class Budget {
  public:
-  explicit Budget(std::uint64_t input_bytes) : left_(64ull * 1024 * 1024 + 4 * input_bytes) {}
+  explicit Budget(std::uint64_t input_bytes)
+      : left_(64ull * 1024 * 1024 + 4 * input_bytes), inflate_left_(kMaxInflatedBytes + 64 * input_bytes) {}
   void charge(std::uint64_t bytes, const Where& where) {
     if (bytes > left_) where.fail("lists more entries than any real bundle (the size limit on what is read out)");
     left_ -= bytes;
   }
+  void charge_inflated(std::uint64_t bytes, const Where& where) {
+    if (bytes > inflate_left_) where.fail("decompresses, with the bundles before it, to more than 64 times the section's size");
+    inflate_left_ -= bytes;
+  }
 
  private:
   std::uint64_t left_;
+  std::uint64_t inflate_left_;
 };
 
 bool chars_in(std::string_view s, std::string_view extra) {
@@ -367,6 +375,7 @@ Parsed parse_compressed(std::span<const std::byte> bytes, const Where& where, Bu
     where.fail("declares " + std::to_string(h.uncompressed) + " bytes uncompressed, over kwheel's limit of " +
                std::to_string(kMaxInflatedBytes));
   }
+  budget.charge_inflated(h.uncompressed, where);
   // Version 1 records no total size: the zlib stream's own end is the
   // bundle's end (clang's reader scans for the next magic instead).
   const std::uint64_t end = h.total.value_or(bytes.size());

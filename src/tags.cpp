@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "kwheel/error.hpp"
+#include "kwheel/macos_tag.hpp"
 
 namespace kwheel {
 namespace {
@@ -17,11 +18,12 @@ std::string python_tag(const std::string& min_python) {
 
 std::string linux_cpu(const std::string& cpu) { return cpu == "arm64" ? "aarch64" : cpu; }
 
-// The floor before any evidence: kernels 0.17 refuses Metal variants below
-// macOS 26 (built with -std=metal4.0); other darwin builds are arm64-only,
-// which starts at 11.0. A build replaces it with what the Mach-O files
-// need (macos_tag.hpp).
-std::string macos_floor(const Variant& v) { return v.backend.kind == BackendKind::metal ? "26_0" : "11_0"; }
+// The floor before any evidence (macos_tag.hpp); a build replaces it with
+// what the Mach-O files need.
+std::string macos_floor(const Variant& v, const std::string& arch) {
+  const MacosVersion f = macos_backend_floor(arch, v.backend.kind == BackendKind::metal);
+  return std::to_string(f.major) + "_" + std::to_string(f.minor);
+}
 
 }  // namespace
 
@@ -51,7 +53,10 @@ std::string platform_tag(const Variant& v, const std::string& manylinux) {
       throw Error(ErrorKind::usage, "--manylinux '" + manylinux + "': expected 2_N, e.g. 2_28");
     return "manylinux_" + manylinux + "_" + linux_cpu(v.cpu);
   }
-  if (v.os == "darwin") return "macosx_" + macos_floor(v) + "_" + (v.cpu == "aarch64" ? std::string("arm64") : v.cpu);
+  if (v.os == "darwin") {
+    const std::string arch = v.cpu == "aarch64" ? std::string("arm64") : v.cpu;
+    return "macosx_" + macos_floor(v, arch) + "_" + arch;
+  }
   if (v.os == "windows") return v.cpu == "x86_64" ? "win_amd64" : "win_arm64";
   throw Error(ErrorKind::input, "variant '" + v.str() + "': no wheel platform tag for OS '" + v.os + "'");
 }

@@ -182,29 +182,19 @@ std::optional<CudaDevice> probe_cuda_device(const InterpreterInfo& in, std::chro
   return CudaDevice{*cc, j.value("name", "")};
 }
 
-std::optional<DeviceJudgement> judge_device(const WheelArchive& wheel, const CudaDevice& device) {
+std::optional<WheelCoverage> judge_device(const WheelArchive& wheel, const CudaDevice& device) {
   if (!read_label(wheel.filename().version).backend.starts_with("cu")) return std::nullopt;
-  auto code = all_cuda_targets(wheel_gpu_code(wheel));
-  if (code.empty()) return std::nullopt;
-  DeviceCoverage c = cuda_coverage(code, device.capability);
-  return DeviceJudgement{std::move(code), std::move(c)};
-}
-
-std::optional<std::string> uncovered_device(const WheelArchive& wheel, const CudaDevice& device) {
-  auto j = judge_device(wheel, device);
-  if (!j || j->coverage.covered) return std::nullopt;
-  return j->coverage.reason;
+  return cuda_wheel_coverage(wheel_gpu_code(wheel), device.capability);
 }
 
 namespace {
 
-// {"device": "sm_90", "code": [...], "runs": "sm_90", "jit": false}
-json to_json(const DeviceJudgement& j, const CudaDevice& device) {
-  std::vector<std::string> code;
-  for (const auto& t : j.code) code.push_back(t.str());
-  json out{{"device", "sm_" + device.capability.number()}, {"code", code}, {"jit", j.coverage.jit}};
-  out["runs"] = j.coverage.by ? json(j.coverage.by->str()) : json(nullptr);
-  return out;
+// {"device": "sm_90", "objects": [{"file", "code", "runs", "jit"}], "unknown": [...]}
+json to_json(const WheelCoverage& w, const CudaDevice& device) {
+  json objects = json::array();
+  for (const auto& [file, c] : w.objects)
+    objects.push_back({{"file", file}, {"runs", c.by ? json(c.by->str()) : json(nullptr)}, {"jit", c.jit}});
+  return {{"device", "sm_" + device.capability.number()}, {"covered", w.covered}, {"objects", objects}, {"unknown", w.unknown}};
 }
 
 }  // namespace
@@ -235,11 +225,11 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
     return r;
   }
   if (o.device != "cpu" && o.cuda_device)
-    if (auto judged = judge_device(*wheel, *o.cuda_device)) {
+    if (auto judged = judge_device(*wheel, *o.cuda_device); judged && judged->judged) {
       r.details["gpu_code"] = to_json(*judged, *o.cuda_device);
-      if (!judged->coverage.covered) {
+      if (!judged->covered) {
         r.status = ValidationResult::Status::skip;
-        r.reason = judged->coverage.reason;
+        r.reason = judged->reason;
         return r;
       }
     }

@@ -36,7 +36,7 @@ struct Inspection {
   // objects need has a problem here.
   std::optional<MacosReport> macos;
   std::vector<std::string> macos_problems;
-  bool ok() const { return report.ok() && macos_problems.empty(); }
+  bool ok() const { return report.ok() && macos_problems.empty() && gpu.audit.missing.empty(); }
   // Wheels kwheel built from a kernel repo: the metadata.json they carry
   // (backend, archs, kernel version) and the Hub commit they record.
   std::optional<KernelMetadata> kernel;

@@ -34,11 +34,25 @@ struct MacosReport {
 // binary cannot load. 10.x tags name the minor, so 10.15.4 gives 10_16.
 MacosVersion taggable_macos(const MacosVersion& v);
 
+// The oldest macOS a wheel may claim before any evidence: kernels loads
+// Metal kernels from macOS 26 (built with -std=metal4.0); arm64 Macs start
+// at 11.0; x86_64 wheels conventionally at 10.9. The one statement of it.
+MacosVersion macos_backend_floor(const std::string& arch, bool metal);
+
+// The CPU names a macOS tag stands for: "arm64" -> {arm64}, "universal2"
+// -> {arm64, x86_64}, "intel" -> {x86_64, i386}; empty for a name that is
+// no macOS CPU.
+std::vector<std::string> macos_tag_archs(const std::string& tag_arch);
+
+// "macosx_14_0_arm64" -> {14.0, "arm64"}; nullopt for other tags.
+std::optional<std::pair<MacosVersion, std::string>> parse_macos_tag(const std::string& tag);
+
 // `objects` are the variant's Mach-O files (file name set to the member),
 // `arch` the wheel's ("arm64", "x86_64"). `requested` (--macos) claims a
 // version instead of deriving one: an object needing more is refused, and
-// so is a claim below `backend_floor`. Throws Error(policy) naming the
-// object and the fix.
+// so is a claim below `backend_floor`. A slice built for another Apple
+// platform (iOS, Mac Catalyst) is refused: its minimum is not a macOS one.
+// Throws Error(policy) naming the object and the fix.
 MacosReport assess_macos(const std::vector<MachOInfo>& objects, const std::string& arch, const MacosVersion& backend_floor,
                          const std::optional<MacosVersion>& requested);
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kwheel/cuda_arch.hpp"
-#include "kwheel/device_coverage.hpp"
+#include "kwheel/gpu_code.hpp"
 #include "kwheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -55,17 +55,9 @@ struct ValidateOptions {
   std::optional<CudaDevice> cuda_device;
 };
 
-// Whether a CUDA wheel's GPU code runs on `device`: nullopt when there is
-// nothing to judge (not a CUDA wheel, or one without CUDA code: host code
-// calling CUDA libraries runs anywhere the libraries do).
-struct DeviceJudgement {
-  std::vector<CudaTarget> code;  // every target of the wheel's objects
-  DeviceCoverage coverage;
-};
-std::optional<DeviceJudgement> judge_device(const WheelArchive& wheel, const CudaDevice& device);
-
-// judge_device's reason when the device is not covered, else nullopt.
-std::optional<std::string> uncovered_device(const WheelArchive& wheel, const CudaDevice& device);
+// Whether a CUDA wheel's GPU code runs on `device`, object by object
+// (gpu_code.hpp); nullopt for a wheel that is not a CUDA build.
+std::optional<WheelCoverage> judge_device(const WheelArchive& wheel, const CudaDevice& device);
 
 struct ValidationResult {
   std::filesystem::path wheel;

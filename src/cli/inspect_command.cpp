@@ -31,7 +31,9 @@ void print_gpu(const GpuEvidence& gpu) {
     std::cout << "gpu code: " << o.file << ": " << join(names, ", ") << "\n";
   }
   if (!gpu.audit.undeclared.empty()) std::cout << "gpu code not in backend.archs: " << join(gpu.audit.undeclared, ", ") << "\n";
-  for (const auto& m : gpu.audit.missing) std::cout << "problem: backend.archs declares " << m << " but no object carries code for it\n";
+  for (size_t i = 0; i < gpu.audit.missing.size(); ++i)
+    std::cout << "problem: backend.archs declares " << gpu.audit.missing[i] << " but "
+              << (gpu.missing_in[i].empty() ? std::string("no object") : gpu.missing_in[i]) << " carries no code for it\n";
 }
 
 // A macOS wheel or object: each Mach-O's slice and minimum, and the tag
@@ -77,7 +79,7 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
     if (out.json) {
       nlohmann::json j = r;
       nlohmann::json doc{{"file", args->path}, {"kind", in.kind}, {"members", in.files}, {"current_platform_tags", in.current_tags},
-                         {"ok", r.ok()}, {"manylinux", j}};
+                         {"ok", in.ok()}, {"manylinux", j}};
       doc["gpu"] = to_json(in.gpu);
       doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
       doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);

@@ -47,7 +47,15 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
     args->options.timeout = std::chrono::seconds(args->timeout);
     auto wheels = wheel_files(args->inputs);
     InterpreterInfo interp = probe_interpreter(args->options.python);
-    if (args->options.device != "cpu" && any_cuda_wheel(wheels)) args->options.cuda_device = probe_cuda_device(interp, std::chrono::seconds(args->timeout));
+    // Without torch every wheel is SKIP anyway; a probe that fails leaves the
+    // wheels unjudged (as before this check existed) rather than ending the run.
+    if (args->options.device != "cpu" && interp.torch && any_cuda_wheel(wheels)) {
+      try {
+        args->options.cuda_device = probe_cuda_device(interp, std::chrono::seconds(args->timeout));
+      } catch (const Error& e) {
+        out.warn(std::string("cannot tell which GPU this is, so CUDA wheels are not checked against it: ") + e.what());
+      }
+    }
     out.info("validating " + std::to_string(wheels.size()) + " wheel(s) with " + interp.executable + " (Python " + interp.python +
              ", torch " + interp.torch.value_or("none") + (interp.cuda ? ", CUDA " + *interp.cuda : "") + ")");
     nlohmann::json results = nlohmann::json::array();

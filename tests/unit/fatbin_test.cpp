@@ -105,7 +105,7 @@ void put64(std::vector<std::byte>& b, size_t off, std::uint64_t v) { std::memcpy
 TEST_F(Fatbin, MalformedSectionsAreOneLineErrorsNamingTheFile) {
   const auto good = section("sm100");
   ASSERT_GE(good.size(), 16u + 64u);
-  EXPECT_EQ(parse_fatbin(good, "k.so").size(), 2u);  // nvcc writes two containers
+  EXPECT_EQ(parse_fatbin(good, "k.so").size(), 2u);  // sm_100 once in each of nvcc's two containers
 
   auto bad = good;
   put32(bad, 0, 0x12345678);
@@ -141,6 +141,34 @@ TEST_F(Fatbin, SectionOutsideTheFileIsRefused) {
   for (auto& s : elf.sections)
     if (s.name == kFatbinSection) s.offset = bytes.size() - 8;
   EXPECT_NE(testing::error_of([&] { read_gpu_code(bytes, elf, "sm100.so"); }).find("sm100.so: section .nv_fatbin lies outside the file"), std::string::npos);
+}
+
+// The nine .nv_fatbin sections checked in as fuzz seeds were written by
+// nvcc 13.0; each file's name lists what nvcc was asked for. They hold the
+// reader to real output where nvcc is not installed.
+TEST(FatbinSeeds, ListWhatTheirNamesSay) {
+  const std::filesystem::path dir = std::filesystem::path(KWHEEL_TEST_DATA).parent_path() / "fuzz" / "seeds" / "fatbin";
+  const std::map<std::string, Set> expected = {
+      {"sm80-sm90-compute90", {"sm_80", "sm_90", "compute_90"}},
+      {"sm100", {"sm_100"}},
+      {"sm90a", {"sm_90a"}},
+      {"compress-all", {"sm_80", "compute_90"}},
+      {"compute80", {"compute_80"}},
+      {"sm100f", {"sm_100f"}},
+      {"sm100a-compute120", {"sm_100a", "compute_120"}},
+      {"compute90a-compute100f", {"compute_90a", "compute_100f"}},
+      {"sm86-sm121-sm103f", {"sm_86", "sm_121", "sm_103f"}},
+  };
+  for (const auto& [name, want] : expected) {
+    const auto bytes = testing::read_bytes(dir / (name + ".fatbin"));
+    ASSERT_FALSE(bytes.empty()) << name;
+    Set got;
+    for (const auto& e : parse_fatbin(bytes, name)) {
+      got.insert(e.str());
+      if (name == "compress-all") EXPECT_TRUE(e.compressed) << e.str();
+    }
+    EXPECT_EQ(got, want) << name;
+  }
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ TEST(Validate, ReadsTorchRequirementsOfAnyLength) {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 // A .nv_fatbin of one container whose entries (empty payloads) name the
 // given SASS/PTX arch numbers; layout as src/fatbin.cpp documents it.
 std::string fatbin_section(const std::vector<std::pair<uint16_t, uint32_t>>& kind_arch) {
@@ -54,57 +56,85 @@ std::string fatbin_section(const std::vector<std::pair<uint16_t, uint32_t>>& kin
   return c + body;
 }
 
-// A CUDA wheel whose one .so carries `kind_arch` (none: no .nv_fatbin).
-std::unique_ptr<WheelArchive> cuda_wheel(const kwheel::testing::TempDir& d, const std::string& label,
-                                         const std::vector<std::pair<uint16_t, uint32_t>>& kind_arch) {
-  const auto so = kwheel::testing::build_c(d, "k.so", "int f(void) { return 1; }\n", "-nostdlib");
+using Entries = std::vector<std::pair<uint16_t, uint32_t>>;
+
+// A shared object carrying `kind_arch` (none: no .nv_fatbin) named `name` in `d`.
+std::string cuda_object(const kwheel::testing::TempDir& d, const std::string& name, const Entries& kind_arch) {
+  const auto so = kwheel::testing::build_c(d, name, "int f(void) { return 1; }\n", "-nostdlib");
   if (!kind_arch.empty()) {
-    kwheel::testing::write_file(d / "fatbin", fatbin_section(kind_arch));
-    kwheel::testing::sh(d.path(), "objcopy --add-section .nv_fatbin=fatbin k.so");
+    kwheel::testing::write_file(d / (name + ".fatbin"), fatbin_section(kind_arch));
+    kwheel::testing::sh(d.path(), "objcopy --add-section .nv_fatbin=" + name + ".fatbin " + name);
   }
-  const auto path = d / ("relu-1.0+torch2.11." + label + "-cp39-abi3-manylinux_2_28_x86_64.whl");
+  return kwheel::testing::read_text(so);
+}
+
+// A wheel for torch 2.11 and `label` whose objects carry the given code.
+fs::path cuda_wheel_file(const kwheel::testing::TempDir& d, const std::string& label, const std::vector<Entries>& objects) {
   const std::string dist_info = "relu-1.0+torch2.11." + label + ".dist-info";
-  write_test_wheel(path,
-                   {{"relu/__init__.py", ""},
-                    {"relu/_relu.abi3.so", kwheel::testing::read_text(so)},
-                    {dist_info + "/METADATA", "Metadata-Version: 2.1\nName: relu\nVersion: 1.0+torch2.11." + label + "\n"}},
-                   dist_info + "/RECORD");
-  return std::make_unique<WheelArchive>(path);
+  std::vector<std::pair<std::string, std::string>> files = {{"relu/__init__.py", ""}};
+  for (size_t i = 0; i < objects.size(); ++i)
+    files.emplace_back("relu/_relu" + std::to_string(i) + ".abi3.so", cuda_object(d, "k" + std::to_string(i) + ".so", objects[i]));
+  files.emplace_back(dist_info + "/METADATA", "Metadata-Version: 2.1\nName: relu\nVersion: 1.0+torch2.11." + label + "\n");
+  const auto path = d / ("relu-1.0+torch2.11." + label + "-cp39-abi3-manylinux_2_28_x86_64.whl");
+  write_test_wheel(path, files, dist_info + "/RECORD");
+  return path;
 }
 
 const CudaDevice kH100{{9, 0, ArchSuffix::none}, "H100"};
 constexpr uint16_t kPtx = 1, kSass = 2;
 
+// validate_wheel itself, on an interpreter that fits the wheel but has no
+// pip: a wheel the GPU check lets through fails later ("no pip"), so the
+// result shows which side of the check it ended on, without a GPU.
+ValidationResult validate_on_h100(const fs::path& wheel) {
+  InterpreterInfo in = kwheel::testing::linux_cpython311("2.11.0+cu130", "13.0");
+  ValidateOptions o;
+  o.device = "cuda";
+  o.cuda_device = kH100;
+  return validate_wheel(wheel, in, o);
+}
+
 }  // namespace
 
-TEST(Validate, SkipsACudaWheelWhoseCodeMissesTheGpu) {
+TEST(Validate, SkipsACudaWheelWhoseCodeMissesTheGpuBeforeInstalling) {
   kwheel::testing::TempDir d;
-  EXPECT_EQ(uncovered_device(*cuda_wheel(d, "cu130", {{kSass, 100}}), kH100), "this GPU is sm_90; the wheel's code targets sm_100 only");
+  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 100}}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::skip);
+  EXPECT_EQ(r.reason, "this GPU is sm_90; relu/_relu0.abi3.so has code for sm_100 only");
+  EXPECT_EQ(r.details["gpu_code"]["covered"], false);
 }
 
 TEST(Validate, RunsWhatTheGpuCanRunOrJit) {
-  kwheel::testing::TempDir a, b, c;
-  EXPECT_EQ(uncovered_device(*cuda_wheel(a, "cu130", {{kSass, 90}}), kH100), std::nullopt);
-  EXPECT_EQ(uncovered_device(*cuda_wheel(b, "cu130", {{kPtx, 80}}), kH100), std::nullopt);
-  EXPECT_EQ(uncovered_device(*cuda_wheel(c, "cu130", {{kSass, 80}, {kSass, 100}}), kH100), "this GPU is sm_90; the wheel's code targets sm_80, sm_100 only");
+  kwheel::testing::TempDir a, b;
+  auto r = validate_on_h100(cuda_wheel_file(a, "cu130", {{{kSass, 90}}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::fail);  // past the GPU check, stopped at pip
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.details["gpu_code"]["objects"][0]["runs"], "sm_90");
+  r = validate_on_h100(cuda_wheel_file(b, "cu130", {{{kPtx, 80}}}));
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.details["gpu_code"]["objects"][0]["runs"], "compute_80");
+  EXPECT_EQ(r.details["gpu_code"]["objects"][0]["jit"], true);
+}
+
+TEST(Validate, EveryObjectWithCudaCodeMustRunOnTheGpu) {
+  // One object covered is not enough: the other's kernels fail at their
+  // first call.
+  kwheel::testing::TempDir d;
+  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 90}}, {{kSass, 80}, {kSass, 100}}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::skip);
+  EXPECT_EQ(r.reason, "this GPU is sm_90; relu/_relu1.abi3.so has code for sm_80, sm_100 only");
 }
 
 TEST(Validate, JudgesOnlyCudaWheelsThatCarryCudaCode) {
   kwheel::testing::TempDir a, b;
-  EXPECT_EQ(uncovered_device(*cuda_wheel(a, "cpu", {{kSass, 100}}), kH100), std::nullopt);
-  EXPECT_EQ(uncovered_device(*cuda_wheel(b, "cu130", {}), kH100), std::nullopt);
-}
-
-TEST(Validate, JudgementSaysWhichCodeRunsAndWhetherItIsJitCompiled) {
-  kwheel::testing::TempDir a, b;
-  auto ptx = judge_device(*cuda_wheel(a, "cu130", {{kPtx, 80}}), kH100);
-  ASSERT_TRUE(ptx);
-  EXPECT_TRUE(ptx->coverage.covered);
-  EXPECT_TRUE(ptx->coverage.jit);
-  EXPECT_EQ(ptx->coverage.by->str(), "compute_80");
-  auto sass = judge_device(*cuda_wheel(b, "cu130", {{kSass, 80}, {kSass, 90}, {kPtx, 90}}), kH100);
-  ASSERT_TRUE(sass);
-  EXPECT_EQ(sass->coverage.by->str(), "sm_90");
-  EXPECT_FALSE(sass->coverage.jit);
-  EXPECT_EQ(sass->code.size(), 3u);
+  // A host-only object in a CUDA wheel (calls into CUDA libraries) and a
+  // CPU wheel are not judged: both go on to the install.
+  auto r = validate_on_h100(cuda_wheel_file(a, "cu130", {{}}));
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.details.contains("gpu_code"));
+  InterpreterInfo cpu = kwheel::testing::linux_cpython311("2.11.0+cpu");
+  ValidateOptions o;
+  o.cuda_device = kH100;
+  r = validate_wheel(cuda_wheel_file(b, "cpu", {{{kSass, 100}}}), cpu, o);
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
 }
