@@ -55,7 +55,7 @@ std::string find_objcopy() {
 
 Bytes as_bytes(std::string_view s) {
   Bytes b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(b.data(), s.data(), s.size());  // an empty vector's data() may be null
   return b;
 }
 
