@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/unique_fd.hpp"
 
 namespace kwheel {
@@ -57,18 +58,6 @@ using Url = std::unique_ptr<CURLU, UrlFree>;
 using CurlStr = std::unique_ptr<char, CurlStrFree>;
 using Mime = std::unique_ptr<curl_mime, MimeFree>;
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-std::string trim(std::string s) {
-  auto notspace = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), notspace));
-  s.erase(std::find_if(s.rbegin(), s.rend(), notspace).base(), s.end());
-  return s;
-}
-
 // Header lines of the current response; a new status line starts afresh
 // (interim 1xx responses).
 void add_header_line(std::map<std::string, std::string>& headers, std::string_view line) {
@@ -78,7 +67,7 @@ void add_header_line(std::map<std::string, std::string>& headers, std::string_vi
   }
   auto colon = line.find(':');
   if (colon == std::string_view::npos) return;
-  headers[lower(std::string(line.substr(0, colon)))] = trim(std::string(line.substr(colon + 1)));
+  headers[ascii_lower(std::string(line.substr(0, colon)))] = trim(std::string(line.substr(colon + 1)));
 }
 
 bool retryable_curl(CURLcode c) {
@@ -217,7 +206,7 @@ std::string url_origin(const std::string& url) {
   curl_url_get(u.get(), CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
   CurlStr s(scheme), h(host), p(port);
   if (!s || !h) return {};
-  return lower(s.get()) + "://" + lower(h.get()) + ":" + (p ? p.get() : "");
+  return ascii_lower(s.get()) + "://" + ascii_lower(h.get()) + ":" + (p ? p.get() : "");
 }
 
 std::string resolve_url(const std::string& base, const std::string& location) {
@@ -498,6 +487,9 @@ struct Transfer {
   bool error_body_full = false;  // cut off at kMaxErrorBody: not a transfer failure
   Hasher hasher{DigestAlgorithm::sha256};
   std::string io_error;
+  // The server sent more than the listing announced: the server's fault, so
+  // retried, unlike a local write error. Decided here, not from io_error's text.
+  bool oversize = false;
   char errbuf[CURL_ERROR_SIZE] = {0};
   const DownloadProgress* progress = nullptr;
   TransferStats* stats = nullptr;
@@ -562,6 +554,7 @@ struct Transfer {
     }
     if (job.size && have + n > *job.size) {
       io_error = "server sent more bytes than the " + std::to_string(*job.size) + " the listing announced";
+      oversize = true;
       return 0;
     }
     size_t done = 0;
@@ -666,6 +659,7 @@ void HttpClient::download(std::vector<DownloadJob> jobs, unsigned parallel, cons
     t->error_body.clear();
     t->error_body_full = false;
     t->io_error.clear();
+    t->oversize = false;
     t->errbuf[0] = 0;
     configure(t->easy.get(), options_, t->url, t->headers.get(), t->errbuf);
     curl_easy_setopt(t->easy.get(), CURLOPT_PRIVATE, t.get());
@@ -691,7 +685,7 @@ void HttpClient::download(std::vector<DownloadJob> jobs, unsigned parallel, cons
     auto node = active.extract(easy);
     std::unique_ptr<Transfer> t = std::move(node.mapped());
     if (!t->io_error.empty()) {
-      if (t->io_error.find("more bytes") != std::string::npos) {
+      if (t->oversize) {
         std::error_code ec;
         t->fd.reset();
         fs::remove(t->job.partial, ec);
