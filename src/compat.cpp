@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "kwheel/text.hpp"
-#include "kwheel/validate.hpp"
+#include "kwheel/interpreter.hpp"
 
 namespace kwheel {
 

@@ -123,4 +123,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   return r;
 }
 
+ProcessOptions isolated_python(std::chrono::seconds timeout, std::optional<std::string> cwd) {
+  ProcessOptions o;
+  o.cwd = std::move(cwd);
+  o.set_env = {{"PYTHONNOUSERSITE", "1"}, {"PYTHONDONTWRITEBYTECODE", "1"}, {"PIP_DISABLE_PIP_VERSION_CHECK", "1"}};
+  o.unset_env = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_REQUIRE_VIRTUALENV"};
+  o.timeout = timeout;
+  return o;
+}
+
 }  // namespace kwheel

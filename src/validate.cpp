@@ -24,45 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Keeps the child's environment to what we choose: no user site, no
-// PYTHONPATH leaking packages in, so the test proves the wheel alone. `cwd`
-// matters too: `python -c`/`-m` put the working directory first on sys.path,
-// where a source checkout's img2gray/ would shadow the installed wheel.
-ProcessOptions isolated(std::chrono::seconds timeout, std::optional<fs::path> cwd = std::nullopt) {
-  ProcessOptions o;
-  if (cwd) o.cwd = cwd->string();
-  o.set_env = {{"PYTHONNOUSERSITE", "1"}, {"PYTHONDONTWRITEBYTECODE", "1"}, {"PIP_DISABLE_PIP_VERSION_CHECK", "1"}};
-  o.unset_env = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_REQUIRE_VIRTUALENV"};
-  o.timeout = timeout;
-  return o;
-}
-
-std::string last_line(const std::string& text) {
-  size_t end = text.find_last_not_of("\r\n");
-  if (end == std::string::npos) return {};
-  size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
-
-// The last `lines` non-empty lines of `text`, joined by " | " so that a
-// reason stays on one line.
-std::string tail(const std::string& text, size_t lines = 6) {
-  std::vector<std::string> kept;
-  size_t end = text.size();
-  while (kept.size() < lines && end > 0) {
-    size_t nl = text.rfind('\n', end - 1);
-    size_t start = nl == std::string::npos ? 0 : nl + 1;
-    std::string line = text.substr(start, end - start);
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty()) kept.push_back(line);
-    if (nl == std::string::npos) break;
-    end = nl;
-  }
-  std::string out;
-  for (auto it = kept.rbegin(); it != kept.rend(); ++it) out += (out.empty() ? "" : " | ") + *it;
-  return out;
-}
-
 // Why a check process ended without a report: the signal or exit status,
 // the step it had announced last ("kwheel-stage: ..." on stderr) and the
 // first line it printed after that (faulthandler's "Fatal Python error:
@@ -77,9 +38,9 @@ std::string describe_death(const ProcessResult& run) {
     std::string rest = eol == std::string::npos ? std::string() : run.err.substr(eol + 1);
     size_t first = rest.find_first_not_of("\r\n");
     std::string first_line = first == std::string::npos ? std::string() : rest.substr(first, rest.find('\n', first) - first);
-    after = first_line.starts_with("Fatal Python error") ? first_line : tail(rest, 3);
+    after = first_line.starts_with("Fatal Python error") ? first_line : last_lines(rest, 3);
   } else {
-    after = tail(run.err, 4);
+    after = last_lines(run.err, 4);
   }
   std::string how = run.term_signal ? "crashed with signal " + std::to_string(run.term_signal) + " (" + ::strsignal(run.term_signal) + ")"
                                     : "died (exit " + std::to_string(run.exit_code) + ")";
@@ -105,36 +66,6 @@ std::string package_of(const WheelArchive& w) {
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 }  // namespace
-
-InterpreterInfo probe_interpreter(const std::string& python) {
-  ProcessOptions o = isolated(std::chrono::seconds(60));
-  ProcessResult r;
-  try {
-    // -I: no working directory on sys.path (a torch/ checkout there must not
-    // pass for the installed torch), no PYTHON* variables, no user site.
-    r = run_process({python, "-I", "-c", std::string(embedded_python("probe_interpreter"))}, o);
-  } catch (const Error&) {
-    throw Error(ErrorKind::usage, "cannot run Python interpreter '" + python + "'; pass --python PATH to one that has torch");
-  }
-  json j = json::parse(last_line(r.out), nullptr, false);
-  if (r.exit_code != 0 || j.is_discarded() || !j.is_object())
-    throw Error(ErrorKind::usage, "'" + python + "' did not run as a Python 3 interpreter: " + tail(r.err, 2));
-  InterpreterInfo in;
-  in.raw = j;
-  in.executable = j.value("executable", python);
-  in.python = j.value("python", "");
-  in.implementation = j.value("implementation", "");
-  in.machine = j.value("machine", "");
-  in.system = j.value("system", "");
-  in.glibc = j.value("glibc", "");
-  in.has_pip = j.value("has_pip", false);
-  in.pip_runner = j.value("pip_runner", "");
-  if (j.contains("torch") && j["torch"].is_string()) in.torch = j["torch"];
-  if (j.contains("cuda") && j["cuda"].is_string()) in.cuda = j["cuda"];
-  if (j.contains("hip") && j["hip"].is_string()) in.hip = j["hip"];
-  in.torch_site = j.value("torch_site", "");
-  return in;
-}
 
 std::optional<std::string> incompatibility(const WheelArchive& w, const InterpreterInfo& in, const std::string& device) {
   // Tags and the local label first (what `kwheel pin` decides on too), then
@@ -169,17 +100,6 @@ std::optional<std::string> incompatibility(const WheelArchive& w, const Interpre
   }
   if (!needs_torch && !in.torch) return "no torch in " + in.executable;
   return std::nullopt;
-}
-
-std::optional<CudaDevice> probe_cuda_device(const InterpreterInfo& in, std::chrono::seconds timeout) {
-  ProcessResult r = run_process({in.executable, "-I", "-c", std::string(embedded_python("probe_cuda_device"))}, isolated(timeout));
-  json j = json::parse(last_line(r.out), nullptr, false);
-  if (r.exit_code != 0 || !j.is_object() || !j.contains("available") || !j["available"].is_boolean())
-    throw Error(ErrorKind::usage, "cannot ask " + in.executable + "'s torch for its GPU: " + tail(r.err, 2) + "; pass --device cpu or a --python whose torch imports");
-  if (!j["available"].get<bool>()) return std::nullopt;
-  const auto cc = j.contains("capability") && j["capability"].is_string() ? parse_compute_capability(j["capability"].get<std::string>()) : std::nullopt;
-  if (!cc) throw Error(ErrorKind::usage, in.executable + "'s torch reports no readable compute capability; pass --device cpu");
-  return CudaDevice{*cc, j.value("name", "")};
 }
 
 std::optional<WheelCoverage> judge_device(const WheelArchive& wheel, const CudaDevice& device) {
@@ -246,8 +166,8 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
   if (o.keep_env) tmp.keep();
   const fs::path env = tmp.path() / "env";
   auto t = Clock::now();
-  ProcessResult venv = run_process({in.executable, "-m", "venv", "--without-pip", env.string()}, isolated(o.timeout, tmp.path()));
-  if (venv.exit_code != 0) return fail("cannot create a virtual environment with " + in.executable + ": " + tail(venv.err, 2));
+  ProcessResult venv = run_process({in.executable, "-m", "venv", "--without-pip", env.string()}, isolated_python(o.timeout, tmp.path().string()));
+  if (venv.exit_code != 0) return fail("cannot create a virtual environment with " + in.executable + ": " + last_lines(venv.err, 2));
   // A venv does not see its parent's packages, not even with
   // --system-site-packages when the parent is itself a venv: point a .pth
   // at the directory that holds torch instead. addsitedir, not a bare path
@@ -277,15 +197,15 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
                         "--no-warn-conflicts", "--disable-pip-version-check", "-q"})
     pip_argv.emplace_back(a);
   pip_argv.push_back(fs::absolute(path).string());
-  ProcessResult pip = run_process(pip_argv, isolated(o.timeout, tmp.path()));
+  ProcessResult pip = run_process(pip_argv, isolated_python(o.timeout, tmp.path().string()));
   r.timings["install"] = seconds_since(t);
   if (pip.timed_out) return fail("pip install timed out after " + std::to_string(o.timeout.count()) + " s");
-  if (pip.exit_code != 0) return fail("pip refused to install the wheel: " + tail(pip.err, 3));
+  if (pip.exit_code != 0) return fail("pip refused to install the wheel: " + last_lines(pip.err, 3));
 
   t = Clock::now();
   const std::string abi = read_label(wheel->filename().version).cxx98 ? "cxx98" : (wheel->filename().platform.front() == "any" ? "any" : "cxx11");
   ProcessResult run = run_process({env_python, "-I", "-c", std::string(embedded_python("validate_runner")), package, o.device, abi},
-                                  isolated(o.timeout, tmp.path()));
+                                  isolated_python(o.timeout, tmp.path().string()));
   r.timings["check"] = seconds_since(t);
   r.timings["total"] = seconds_since(t0);
   if (o.keep_env) r.details["env"] = env.string();

@@ -7,12 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "kwheel/interpreter.hpp"
 #include "kwheel/variant.hpp"
 #include "kwheel/wheel_filename.hpp"
 
 namespace kwheel {
 
-struct InterpreterInfo;  // kwheel/validate.hpp
 
 // kwheel's label segments read back: "torch2.7.cu126", "torch2.7.cu126.cxx98",
 // "torchstableabi2.9.cu126", "tvmffi0.1.cpu", a noarch backend ("cuda",

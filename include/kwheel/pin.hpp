@@ -12,7 +12,7 @@
 
 #include "kwheel/compat.hpp"
 #include "kwheel/simple_index.hpp"
-#include "kwheel/validate.hpp"
+#include "kwheel/interpreter.hpp"
 
 namespace kwheel {
 

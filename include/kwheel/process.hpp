@@ -31,6 +31,13 @@ struct ProcessOptions {
 // index password (alone or in a repository URL's user info).
 inline constexpr const char* kSecretEnvironment[] = {"HF_TOKEN", "TWINE_PASSWORD", "TWINE_REPOSITORY_URL"};
 
+// For a Python child whose result must prove the wheel alone: no user site,
+// no PYTHONPATH/PYTHONHOME/PYTHONSTARTUP, no pip index or config from the
+// caller's environment. `cwd` matters too: `python -c`/`-m` put the working
+// directory first on sys.path, where a source checkout's img2gray/ would
+// shadow the installed wheel.
+ProcessOptions isolated_python(std::chrono::seconds timeout, std::optional<std::string> cwd = std::nullopt);
+
 // Throws Error(io) when the program cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
