@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/http.hpp"
 
 namespace kwheel {
@@ -23,8 +24,7 @@ std::optional<std::string> env(const char* name) {
 
 bool truthy(const std::optional<std::string>& v) {
   if (!v) return false;
-  std::string s = *v;
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string s = ascii_lower(*v);
   return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
@@ -32,13 +32,6 @@ fs::path hf_home() {
   if (auto h = env("HF_HOME")) return *h;
   if (auto x = env("XDG_CACHE_HOME")) return fs::path(*x) / "huggingface";
   return fs::path(env("HOME").value_or("/")) / ".cache" / "huggingface";
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
 }
 
 }  // namespace

@@ -6,15 +6,10 @@
 #include <regex>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 
 namespace kwheel {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 long long num(const std::string& s) {
   long long v = 0;
@@ -42,7 +37,7 @@ std::optional<Version> Version::try_parse(std::string_view text) {
   // (versions come from wheel filenames, METADATA and index pages). No file
   // name, so no distribution, carries a version this long.
   if (text.size() > kMaxVersionLength) return std::nullopt;
-  std::string t = lower(text);
+  std::string t = ascii_lower(text);
   std::smatch m;
   if (!std::regex_match(t, m, version_regex())) return std::nullopt;
   Version v;

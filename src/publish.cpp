@@ -14,6 +14,7 @@
 
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/pypirc.hpp"
 #include "kwheel/simple_index.hpp"
@@ -31,17 +32,6 @@ struct CurlStrFree {
 };
 using Url = std::unique_ptr<CURLU, UrlFree>;
 using CurlStr = std::unique_ptr<char, CurlStrFree>;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-std::string strip(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\r\n");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
-}
 
 struct ParsedUrl {
   std::string without_userinfo;
@@ -63,7 +53,7 @@ ParsedUrl parse_upload_url(const std::string& url, const std::string& what) {
     CurlStr s(out);
     return std::string(s.get());
   };
-  p.scheme = lower(get(CURLUPART_SCHEME).value_or(""));
+  p.scheme = ascii_lower(get(CURLUPART_SCHEME).value_or(""));
   p.host = get(CURLUPART_HOST).value_or("");
   if ((p.scheme != "http" && p.scheme != "https") || p.host.empty())
     throw Error(ErrorKind::usage, what + " must be an http:// or https:// URL with a host");
@@ -165,7 +155,7 @@ std::string tags_to_spaces(const std::string& text) {
 }
 
 std::string inner_of(const std::string& body, const std::string& tag) {
-  std::string lb = lower(body);
+  std::string lb = ascii_lower(body);
   size_t a = lb.find("<" + tag);
   if (a == std::string::npos) return "";
   a = lb.find('>', a);
@@ -249,7 +239,7 @@ Repository resolve_repository(const RepositorySources& src) {
 std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& sha256_hex) {
   // Header names are case-insensitive: index the archive's fields by lower case.
   std::multimap<std::string, std::string> fields;
-  for (const auto& [k, v] : wheel.metadata()) fields.emplace(lower(k), v);
+  for (const auto& [k, v] : wheel.metadata()) fields.emplace(ascii_lower(k), v);
   std::string metadata_version = fields.count("metadata-version") ? fields.find("metadata-version")->second : "1.0";
   const bool license_files_allowed = Version::try_parse(metadata_version).value_or(Version::parse("0")) >= Version::parse("2.4");
 
@@ -263,7 +253,7 @@ std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& 
       // twine sends pkg_resources.safe_name(): runs of other characters become
       // '-' (re.sub('[^A-Za-z0-9.]+', '-', name); by hand, as std::regex
       // overflows the stack on a long run, and the name is the wheel's).
-      add("name", safe_name(strip(it->second)));
+      add("name", safe_name(trim(it->second)));
       continue;
     }
     if (std::string(f.field) == "keywords") {
@@ -271,7 +261,7 @@ std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& 
       std::string joined, item;
       std::istringstream in(it->second);
       while (std::getline(in, item, ','))
-        if (auto s = strip(item); !s.empty()) joined += (joined.empty() ? "" : ", ") + s;
+        if (auto s = trim(item); !s.empty()) joined += (joined.empty() ? "" : ", ") + s;
       add("keywords", joined);
       continue;
     }
@@ -279,9 +269,9 @@ std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& 
       std::string value = it->second;
       if (std::string(f.field) == "project_urls") {
         size_t comma = value.find(',');
-        value = comma == std::string::npos ? strip(value) + ", " : strip(value.substr(0, comma)) + ", " + strip(value.substr(comma + 1));
+        value = comma == std::string::npos ? trim(value) + ", " : trim(value.substr(0, comma)) + ", " + trim(value.substr(comma + 1));
       } else if (std::string(f.field) != "description") {
-        value = strip(value);
+        value = trim(value);
       }
       add(f.field, value);
       if (!f.multiple) break;
@@ -301,15 +291,15 @@ std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& 
 
 bool says_already_exists(long status, const std::string& reason, const std::string& body) {
   if (status == 409) return true;
-  return status == 400 && (lower(reason).find("already exist") != std::string::npos || lower(body).find("already exist") != std::string::npos);
+  return status == 400 && (ascii_lower(reason).find("already exist") != std::string::npos || ascii_lower(body).find("already exist") != std::string::npos);
 }
 
 std::string server_message(const std::string& reason, const std::string& body) {
   std::string text = body;
-  if (lower(body).find("<html") != std::string::npos || lower(body).find("<!doctype") != std::string::npos) {
+  if (ascii_lower(body).find("<html") != std::string::npos || ascii_lower(body).find("<!doctype") != std::string::npos) {
     text = inner_of(body, "pre");
-    if (strip(text).empty()) text = inner_of(body, "h1");
-    if (strip(text).empty()) text = inner_of(body, "title");
+    if (trim(text).empty()) text = inner_of(body, "h1");
+    if (trim(text).empty()) text = inner_of(body, "title");
     text = html_unescape(tags_to_spaces(text));
   }
   std::string out;
@@ -323,7 +313,7 @@ std::string server_message(const std::string& reason, const std::string& body) {
     space = false;
     out += static_cast<char>(c);
   }
-  if (out.empty()) out = strip(reason);
+  if (out.empty()) out = trim(reason);
   if (out.size() > 300) out = out.substr(0, 297) + "...";
   return out;
 }
@@ -372,8 +362,8 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
       // longer match); every registered form first, so the whole Basic
       // credential goes before the password's own forms break it up.
       const std::string said = server_message(resp.reason, repo.password.redact(redact_secrets(resp.body)));
-      const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + strip(resp.reason));
-      if (resp.status >= 200 && resp.status < 300 && lower(resp.reason + " " + said).find("identical") != std::string::npos) {
+      const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + trim(resp.reason));
+      if (resp.status >= 200 && resp.status < 300 && ascii_lower(resp.reason + " " + said).find("identical") != std::string::npos) {
         // devpi: "200 Upload of identical file to non volatile index." The
         // index compared the bytes itself: nothing new was stored.
         r.status = UploadResult::Status::exists;

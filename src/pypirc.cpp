@@ -6,21 +6,10 @@
 #include <vector>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 
 namespace kwheel {
 namespace {
-
-std::string strip(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\r\f\v");
-  if (a == std::string::npos) return "";
-  size_t b = s.find_last_not_of(" \t\r\f\v");
-  return s.substr(a, b - a + 1);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::vector<std::string> split_ws(const std::string& s) {
   std::istringstream in(s);
@@ -57,7 +46,7 @@ IniFile parse_ini(const std::string& text, const std::string& where) {
     ++lineno;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (lineno == 1 && raw.starts_with("\xEF\xBB\xBF")) raw.erase(0, 3);
-    const std::string line = strip(raw);
+    const std::string line = trim(raw);
     const size_t indent = raw.find_first_not_of(" \t");
     if (line.empty() || line[0] == '#' || line[0] == ';') {
       if (line.empty()) ++blank_lines;  // kept inside a value that goes on, dropped at its end
@@ -85,10 +74,10 @@ IniFile parse_ini(const std::string& text, const std::string& where) {
     if (!current) throw malformed("an option before the first [section]");
     size_t eq = line.find_first_of("=:");
     if (eq == std::string::npos || eq == 0) throw malformed("expected 'key = value'");
-    std::string key = lower(strip(line.substr(0, eq)));
+    std::string key = ascii_lower(trim(line.substr(0, eq)));
     if (key.empty()) throw malformed("expected 'key = value'");
     if (current->count(key)) throw malformed("option '" + key + "' appears twice in one section");
-    (*current)[key] = strip(line.substr(eq + 1));
+    (*current)[key] = trim(line.substr(eq + 1));
     current_option = key;
     blank_lines = 0;
     option_indent = indent == std::string::npos ? 0 : indent;

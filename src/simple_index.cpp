@@ -22,6 +22,7 @@
 #include "kwheel/compat.hpp"
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/http.hpp"
 #include "kwheel/pep440.hpp"
 #include "kwheel/temp_dir.hpp"
@@ -38,11 +39,6 @@ namespace {
 constexpr const char* kApiVersion = "1.1";  // PEP 700: sizes and versions in JSON
 constexpr const char* kManifest = "kwheel-index.json";
 constexpr const char* kManifestFormat = "kwheel-index 1";
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 }  // namespace
 
@@ -100,7 +96,7 @@ struct Anchor {
 // styles, case and whitespace, as pip's parser is.
 std::vector<Anchor> anchors(const std::string& html) {
   std::vector<Anchor> out;
-  const std::string lc = lower(html);
+  const std::string lc = ascii_lower(html);
   size_t pos = 0;
   while ((pos = lc.find("<a", pos)) != std::string::npos) {
     size_t p = pos + 2;
@@ -114,7 +110,7 @@ std::vector<Anchor> anchors(const std::string& html) {
       if (p >= html.size() || html[p] == '>') break;
       size_t name_start = p;
       while (p < html.size() && !std::isspace(static_cast<unsigned char>(html[p])) && html[p] != '=' && html[p] != '>') ++p;
-      std::string name = lower(html.substr(name_start, p - name_start));
+      std::string name = ascii_lower(html.substr(name_start, p - name_start));
       while (p < html.size() && std::isspace(static_cast<unsigned char>(html[p]))) ++p;
       std::string value;
       if (p < html.size() && html[p] == '=') {
@@ -291,7 +287,7 @@ std::string render_project_json(const std::string& name, const std::vector<Index
 }
 
 std::vector<IndexFile> parse_project_html(const std::string& html, const std::string& where) {
-  if (lower(html).find("<html") == std::string::npos && lower(html).find("<a") == std::string::npos)
+  if (ascii_lower(html).find("<html") == std::string::npos && ascii_lower(html).find("<a") == std::string::npos)
     throw Error(ErrorKind::input, where + " is not a PEP 503 project page (no HTML)");
   std::vector<IndexFile> out;
   for (const auto& a : anchors(html)) {
@@ -302,7 +298,7 @@ std::vector<IndexFile> parse_project_html(const std::string& html, const std::st
     if (auto hash = url.find('#'); hash != std::string::npos) {
       std::string frag = url.substr(hash + 1);
       url.resize(hash);
-      if (frag.starts_with("sha256=")) f.sha256 = lower(frag.substr(7));
+      if (frag.starts_with("sha256=")) f.sha256 = ascii_lower(frag.substr(7));
     }
     f.url = url;
     std::string path = url.substr(0, url.find('?'));
@@ -342,7 +338,7 @@ std::vector<IndexFile> parse_project_json(const std::string& text, const std::st
     f.filename = e["filename"];
     f.url = e["url"];
     if (e.contains("hashes") && e["hashes"].is_object() && e["hashes"].contains("sha256") && e["hashes"]["sha256"].is_string())
-      f.sha256 = lower(e["hashes"]["sha256"].get<std::string>());
+      f.sha256 = ascii_lower(e["hashes"]["sha256"].get<std::string>());
     if (e.contains("requires-python") && e["requires-python"].is_string()) f.requires_python = e["requires-python"];
     for (const char* key : {"core-metadata", "dist-info-metadata"}) {
       if (f.metadata_sha256 || !e.contains(key)) continue;

@@ -122,6 +122,43 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string trim(std::string_view text) {
+  constexpr std::string_view space = " \t\n\v\f\r";
+  const size_t a = text.find_first_not_of(space);
+  if (a == std::string_view::npos) return {};
+  return std::string(text.substr(a, text.find_last_not_of(space) - a + 1));
+}
+
+std::string last_line(std::string_view text) {
+  const size_t end = text.find_last_not_of("\r\n");
+  if (end == std::string_view::npos) return {};
+  const size_t nl = text.rfind('\n', end);
+  const size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+  return std::string(text.substr(start, end - start + 1));
+}
+
+std::string last_lines(std::string_view text, size_t lines) {
+  std::vector<std::string> kept;
+  size_t end = text.size();
+  while (kept.size() < lines && end > 0) {
+    const size_t nl = text.rfind('\n', end - 1);
+    const size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+    std::string line(text.substr(start, end - start));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) kept.push_back(std::move(line));
+    if (nl == std::string_view::npos) break;
+    end = nl;
+  }
+  return join({kept.rbegin(), kept.rend()}, " | ");
+}
+
 std::string percent_decode(std::string_view s) {
   auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(static_cast<unsigned char>(c)) - 'a' + 10); };
   std::string out;

@@ -14,6 +14,22 @@ std::vector<std::string> split(std::string_view text, char separator);
 // The items with `separator` between them: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& items, std::string_view separator);
 
+// ASCII case folding, whatever the locale: header names, hosts, project
+// names and PEP 440 text are ASCII by their specs.
+std::string ascii_lower(std::string_view text);
+
+// `text` without leading and trailing ASCII whitespace (space, \t, \n, \v,
+// \f, \r).
+std::string trim(std::string_view text);
+
+// The last non-empty line of `text` (without its line break): where a
+// child process prints its one-line JSON report.
+std::string last_line(std::string_view text);
+
+// The last `lines` non-empty lines of `text`, trailing blanks trimmed,
+// joined by " | ": a child's stderr quoted in a one-line error.
+std::string last_lines(std::string_view text, size_t lines);
+
 // URL percent-decoding (RFC 3986): "%2F" becomes "/"; a '%' not followed by
 // two hex digits stays as it is.
 std::string percent_decode(std::string_view text);

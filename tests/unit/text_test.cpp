@@ -73,3 +73,28 @@ TEST(ControlEscapingStreambuf, OnlyNewlineAndTabPass) {
   }
   EXPECT_EQ(sink.str(), "lib\\x1b]0;owned\\x07.so\n\tok\\x0d\\x7fx\\xc2\\x9b2J caf\xc3\xa9 \xc2\xa0" "end\xc2");
 }
+
+TEST(Text, LastLineSkipsTrailingBreaks) {
+  EXPECT_EQ(kwheel::last_line("a\nb\n\n"), "b");
+  EXPECT_EQ(kwheel::last_line("only"), "only");
+  EXPECT_EQ(kwheel::last_line("\r\n\n"), "");
+  EXPECT_EQ(kwheel::last_line("x\r\ny\r\n"), "y");
+}
+
+TEST(Text, LastLinesJoinTheNonEmptyTail) {
+  EXPECT_EQ(kwheel::last_lines("one\n\ntwo  \nthree\r\n", 2), "two | three");
+  EXPECT_EQ(kwheel::last_lines("one\ntwo\n", 5), "one | two");
+  EXPECT_EQ(kwheel::last_lines("", 3), "");
+}
+
+TEST(Text, AsciiLowerFoldsOnlyAscii) {
+  EXPECT_EQ(kwheel::ascii_lower("Content-TYPE"), "content-type");
+  EXPECT_EQ(kwheel::ascii_lower("\xC3\x89t\xC3\xA9"), "\xC3\x89t\xC3\xA9");  // UTF-8 untouched
+}
+
+TEST(Text, TrimTakesAsciiWhitespaceFromBothEnds) {
+  EXPECT_EQ(kwheel::trim(" \t token \r\n"), "token");
+  EXPECT_EQ(kwheel::trim("a b"), "a b");
+  EXPECT_EQ(kwheel::trim(" \v\f "), "");
+  EXPECT_EQ(kwheel::trim(""), "");
+}
