@@ -17,6 +17,7 @@
 #include "kwheel/digest.hpp"
 #include "kwheel/elf.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/shared_object.hpp"
 #include "kwheel/kernel_digest.hpp"
 #include "kwheel/macos_tag.hpp"
 #include "kwheel/manylinux.hpp"
@@ -72,10 +73,6 @@ std::string describe(const std::string& name, const std::string& package, const 
   return "Build variant `" + v.str() + "` of the " + name +
          " kernel, packaged as a wheel by kwheel.\n\nImport it with `import " + package +
          "`; it needs the torch and compute backend named in this wheel's local version label.\n";
-}
-
-bool is_shared_object(const std::string& path) {
-  return path.ends_with(".so") || path.find(".so.") != std::string::npos;
 }
 
 // Every shared object of a Linux variant, each read once: its ELF facts

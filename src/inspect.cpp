@@ -4,6 +4,7 @@
 
 #include "kwheel/compat.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/shared_object.hpp"
 #include "kwheel/macho.hpp"
 #include "kwheel/mapped_file.hpp"
 #include "kwheel/temp_dir.hpp"
@@ -14,8 +15,6 @@ namespace kwheel {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool looks_shared(const std::string& name) { return name.ends_with(".so") || name.find(".so.") != std::string::npos; }
 
 // The objects of a wheel or a file: ELF (Linux) or Mach-O (macOS).
 struct Objects {
@@ -51,7 +50,7 @@ void for_each_object(const WheelArchive& wheel, F&& read) {
   TempDir scratch("inspect");
   const fs::path tmp = scratch.path() / "member.so";
   for (const auto& m : wheel.members()) {
-    if (!looks_shared(m)) continue;
+    if (!is_shared_object(m)) continue;
     wheel.extract(m, tmp, kMaxInspectedObjectBytes);
     if (!is_elf_file(tmp) && !is_macho_file(tmp))
       throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");

@@ -15,6 +15,7 @@
 #include "kwheel/deflate.hpp"
 #include "kwheel/digest.hpp"
 #include "kwheel/error.hpp"
+#include "kwheel/shared_object.hpp"
 #include "kwheel/repo_layout.hpp"
 
 namespace kwheel {
@@ -325,10 +326,6 @@ class TextSource final : public MemberSourceBase {
 
 zip_int64_t trampoline(void* ud, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
   return static_cast<MemberSourceBase*>(ud)->handle(data, len, cmd);
-}
-
-bool is_shared_object(const std::string& path) {
-  return path.ends_with(".so") || path.find(".so.") != std::string::npos;
 }
 
 }  // namespace
