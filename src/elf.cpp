@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -17,6 +16,7 @@
 #include <utility>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/mapped_file.hpp"
 
 namespace kwheel {
@@ -66,12 +66,6 @@ constexpr std::uint64_t kMaxVersionIndex = 0x7fff;  // versym indices are 15-bit
 
 [[noreturn]] void fail(std::string_view name, const std::string& what) {
   throw Error(ErrorKind::input, std::string(name) + ": malformed ELF: " + what);
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 template <typename T>
@@ -127,7 +121,7 @@ class Image {
 
   Region region(std::uint64_t off, std::uint64_t len, const std::string& what) const {
     if (!contains(off, len)) {
-      fail(what + " at offset " + hex(off) + " (size " + std::to_string(len) +
+      fail(what + " at offset " + hex_offset(off) + " (size " + std::to_string(len) +
            ") runs past the end of the file (" + std::to_string(size()) + " bytes)");
     }
     return Region{off, len};
@@ -136,7 +130,7 @@ class Image {
   template <typename T>
   T get(std::uint64_t off, const char* what) const {
     if (!contains(off, sizeof(T))) {
-      fail(std::string(what) + " at offset " + hex(off) + " runs past the end of the file (" +
+      fail(std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" +
            std::to_string(size()) + " bytes)");
     }
     T v;
@@ -155,7 +149,7 @@ class Image {
   // NUL-terminated string at `index` inside the string table `table`.
   std::string str(const Region& table, std::uint64_t index, const char* what) {
     if (index >= table.size) {
-      fail(std::string(what) + " name offset " + hex(index) + " is outside its string table (" +
+      fail(std::string(what) + " name offset " + hex_offset(index) + " is outside its string table (" +
            std::to_string(table.size) + " bytes)");
     }
     const char* begin = reinterpret_cast<const char*>(bytes_.data() + table.off + index);
@@ -391,7 +385,7 @@ Region map_vaddr(Image& img, const std::vector<Segment>& segments, std::uint64_t
       return Region{off, seg.size - delta};
     }
   }
-  img.fail(std::string(what) + " address " + hex(vaddr) + " is not inside any loadable segment");
+  img.fail(std::string(what) + " address " + hex_offset(vaddr) + " is not inside any loadable segment");
 }
 
 // Symbol count from DT_GNU_HASH: the highest bucket start, then its chain to
@@ -548,9 +542,9 @@ class ChainGuard {
   ChainGuard(Image& img, Region r, const char* what) : img_(img), r_(r), what_(what) {}
   std::uint64_t entry(std::uint64_t off, std::uint64_t size) {
     if (off < r_.off || off - r_.off > r_.size || size > r_.size - (off - r_.off)) {
-      img_.fail(std::string(what_) + " entry at offset " + hex(off) + " lies outside its section");
+      img_.fail(std::string(what_) + " entry at offset " + hex_offset(off) + " lies outside its section");
     }
-    if (!seen_.insert(off).second) img_.fail(std::string(what_) + " chain loops back to offset " + hex(off));
+    if (!seen_.insert(off).second) img_.fail(std::string(what_) + " chain loops back to offset " + hex_offset(off));
     return off;
   }
 
@@ -575,7 +569,7 @@ void read_verneed(Image& img, const Layout& l, ElfInfo& info, std::unordered_map
   for (std::uint64_t i = 0; i < l.verneed_count; ++i) {
     need_guard.entry(off, kEntry);
     const auto vn_version = img.get<std::uint16_t>(off, "vn_version");
-    if (vn_version != 1) img.fail("version need at " + hex(off) + " has unsupported vn_version " + std::to_string(vn_version));
+    if (vn_version != 1) img.fail("version need at " + hex_offset(off) + " has unsupported vn_version " + std::to_string(vn_version));
     const std::uint64_t vn_cnt = img.get<std::uint16_t>(off + 2, "vn_cnt");
     const std::uint64_t vn_file = img.get<std::uint32_t>(off + 4, "vn_file");
     const std::uint64_t vn_aux = img.get<std::uint32_t>(off + 8, "vn_aux");
@@ -622,7 +616,7 @@ void read_verdef(Image& img, const Layout& l, ElfInfo& info, std::unordered_map<
   for (std::uint64_t i = 0; i < l.verdef_count; ++i) {
     def_guard.entry(off, kDef);
     const auto vd_version = img.get<std::uint16_t>(off, "vd_version");
-    if (vd_version != 1) img.fail("version definition at " + hex(off) + " has unsupported vd_version " + std::to_string(vd_version));
+    if (vd_version != 1) img.fail("version definition at " + hex_offset(off) + " has unsupported vd_version " + std::to_string(vd_version));
     const auto vd_flags = img.get<std::uint16_t>(off + 2, "vd_flags");
     const auto vd_ndx = img.get<std::uint16_t>(off + 4, "vd_ndx");
     const std::uint64_t vd_cnt = img.get<std::uint16_t>(off + 6, "vd_cnt");
@@ -796,7 +790,7 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
   if (has_dynamic_sections && layout.dynamic) {
     for (const Segment& s : segments) {
       if (s.type == PT_DYNAMIC && s.offset != layout.dynamic->off) {
-        img.fail("dynamic section at " + hex(layout.dynamic->off) + " is not the PT_DYNAMIC segment at " + hex(s.offset));
+        img.fail("dynamic section at " + hex_offset(layout.dynamic->off) + " is not the PT_DYNAMIC segment at " + hex_offset(s.offset));
       }
     }
   }

@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <cstdio>
 #include <utility>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/mapped_file.hpp"
 #include "kwheel/unique_fd.hpp"
 
@@ -59,12 +59,6 @@ constexpr std::uint32_t kMaxFatArch = 19;
 // LLVM's limit for a slice's alignment (MachOUniversalBinary: 2^15).
 constexpr std::uint32_t kMaxFatAlign = 15;
 
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 // Bounds-checked reads of one byte range (the file, or one slice of a
 // universal file) in the byte order its header declares. Every read goes
 // through here, so no offset from the file is ever dereferenced unchecked.
@@ -96,7 +90,7 @@ class Reader {
  private:
   std::uint64_t read(std::uint64_t off, std::uint64_t len, const char* what) const {
     if (!contains(off, len)) {
-      fail(std::string(what) + " at offset " + hex(off) + " runs past the end (" + std::to_string(size()) + " bytes)");
+      fail(std::string(what) + " at offset " + hex_offset(off) + " runs past the end (" + std::to_string(size()) + " bytes)");
     }
     std::uint64_t v = 0;
     for (std::uint64_t i = 0; i < len; ++i) {
@@ -222,10 +216,10 @@ LoadCommand load_command(const Reader& r, std::uint64_t i, std::uint64_t ncmds, 
   // files through with 4; reads here need no alignment, so 4 is enough to
   // catch garbage without refusing anything a linker writes.
   if (c.size < kMinLoadCommand || c.size % 4 != 0) {
-    r.fail(at() + " (cmd " + hex(c.cmd) + ") has cmdsize " + std::to_string(c.size) + ", not a multiple of 4 of at least 8");
+    r.fail(at() + " (cmd " + hex_offset(c.cmd) + ") has cmdsize " + std::to_string(c.size) + ", not a multiple of 4 of at least 8");
   }
   if (c.size > end - off) {
-    r.fail(at() + " (cmd " + hex(c.cmd) + ") with cmdsize " + std::to_string(c.size) +
+    r.fail(at() + " (cmd " + hex_offset(c.cmd) + ") with cmdsize " + std::to_string(c.size) +
            " runs past the end of the load commands");
   }
   return c;
@@ -254,7 +248,7 @@ MachOSlice parse_thin(Reader r) {
   if (r.size() < 4) r.fail("file is " + std::to_string(r.size()) + " bytes, too short for a Mach-O header");
   r.big = false;  // the magic, read little-endian, tells the byte order
   const std::uint32_t magic = r.u32(0, "magic");
-  if (!is_thin_magic(magic)) r.fail("no Mach-O header magic (found " + hex(magic) + ")");
+  if (!is_thin_magic(magic)) r.fail("no Mach-O header magic (found " + hex_offset(magic) + ")");
   r.big = magic == MH_CIGAM || magic == MH_CIGAM_64;
   const std::uint64_t header = (magic == MH_MAGIC_64 || magic == MH_CIGAM_64) ? kMachHeader64Size : kMachHeaderSize;
   if (r.size() < header) {
@@ -306,13 +300,13 @@ FatArch read_fat_arch(const Reader& r, std::uint64_t off, bool is64) {
 void check_fat_arch(const Reader& r, const std::vector<FatArch>& seen, const FatArch& a, std::uint64_t table_end) {
   const std::string what = "slice " + std::to_string(seen.size() + 1) + " (" + a.arch + ")";
   if (!r.contains(a.offset, a.size)) {
-    r.fail(what + " at offset " + hex(a.offset) + " (size " + std::to_string(a.size) + ") lies outside the file (" +
+    r.fail(what + " at offset " + hex_offset(a.offset) + " (size " + std::to_string(a.size) + ") lies outside the file (" +
            std::to_string(r.size()) + " bytes)");
   }
-  if (a.offset < table_end) r.fail(what + " at offset " + hex(a.offset) + " overlaps the universal header");
+  if (a.offset < table_end) r.fail(what + " at offset " + hex_offset(a.offset) + " overlaps the universal header");
   if (a.align > kMaxFatAlign) r.fail(what + " has alignment 2^" + std::to_string(a.align) + ", more than 2^15");
   if (a.offset % (std::uint64_t{1} << a.align) != 0) {
-    r.fail(what + " at offset " + hex(a.offset) + " is not aligned to 2^" + std::to_string(a.align));
+    r.fail(what + " at offset " + hex_offset(a.offset) + " is not aligned to 2^" + std::to_string(a.align));
   }
   for (const FatArch& b : seen) {
     if (a.cputype == b.cputype && (a.cpusubtype & ~CPU_SUBTYPE_MASK) == (b.cpusubtype & ~CPU_SUBTYPE_MASK)) {
@@ -358,7 +352,7 @@ MachOInfo parse_fat(Reader r, MachOInfo info) {
   std::string why = " (no Mach-O or universal header magic)";
   if (bytes.size() >= 8 && is_fat_magic(be32(bytes, 0))) {
     const std::uint32_t n = be32(bytes, 4);
-    why = ": " + hex(be32(bytes, 0)) + " followed by " + std::to_string(n) +
+    why = ": " + hex_offset(be32(bytes, 0)) + " followed by " + std::to_string(n) +
           (be32(bytes, 0) == FAT_MAGIC && n > kMaxFatArch ? " is a Java class file" : " architectures") +
           " (a universal header lists 1 to " + std::to_string(kMaxFatArch) + ")";
   }

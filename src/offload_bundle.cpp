@@ -3,7 +3,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -11,6 +10,7 @@
 #include <set>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 
 namespace kwheel {
 namespace {
@@ -28,12 +28,6 @@ constexpr std::uint16_t kMethodZlib = 0;
 constexpr std::uint16_t kMethodZstd = 1;
 
 constexpr const char* kFix = "; the file is damaged or was not written by clang-offload-bundler, rebuild it";
-
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // Which file, and which bundle in it, an error is about.
 struct Where {
@@ -72,7 +66,7 @@ class Fields {
 
   void check(std::uint64_t off, std::uint64_t len, const std::string& what) const {
     if (off > size() || len > size() - off) {
-      where_.fail("is cut off: " + what + " (" + std::to_string(len) + " bytes at " + hex(off) + ") runs past the " +
+      where_.fail("is cut off: " + what + " (" + std::to_string(len) + " bytes at " + hex_offset(off) + ") runs past the " +
                   std::to_string(size()) + " bytes there are");
     }
   }
@@ -229,8 +223,8 @@ Parsed parse_uncompressed(std::span<const std::byte> bytes, const Where& where, 
     const std::string what = "entry " + std::to_string(i) + " ('" + e.id + "')";
     f.check(e.offset, e.size, what + "'s code object");
     if (e.size > 0 && e.offset < table.end) {
-      where.fail("places " + what + "'s code object at " + hex(e.offset) + ", inside its entry table (which ends at " +
-                 hex(table.end) + ")");
+      where.fail("places " + what + "'s code object at " + hex_offset(e.offset) + ", inside its entry table (which ends at " +
+                 hex_offset(table.end) + ")");
     }
     p.extent = std::max(p.extent, e.offset + e.size);
     p.targets.push_back(parse_entry_id(std::move(e.id), e.size, i, where));
@@ -402,7 +396,7 @@ std::uint64_t skip_zero_padding(std::span<const std::byte> section, std::uint64_
   const std::string what = is_prefix_of(kBundleMagic) || is_prefix_of(kCompressedMagic)
                                ? "ends inside an offload bundle's magic"
                                : "is neither zero padding nor an offload bundle";
-  throw Error(ErrorKind::input, std::string(name) + ": the offload bundle data at offset " + hex(pos) + " " + what + kFix);
+  throw Error(ErrorKind::input, std::string(name) + ": the offload bundle data at offset " + hex_offset(pos) + " " + what + kFix);
 }
 
 }  // namespace
@@ -417,7 +411,7 @@ std::vector<OffloadBundle> parse_offload_bundles(std::span<const std::byte> sect
   for (std::uint64_t pos = skip_zero_padding(section, 0); pos < section.size();
        pos = skip_zero_padding(section, pos)) {
     const auto rest = section.subspan(pos);
-    const Where where{name, "offload bundle at offset " + hex(pos)};
+    const Where where{name, "offload bundle at offset " + hex_offset(pos)};
     OffloadBundle bundle;
     Parsed p;
     if (starts_with(rest, kBundleMagic)) {

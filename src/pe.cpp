@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdio>
 
 #include "kwheel/error.hpp"
+#include "kwheel/text.hpp"
 #include "kwheel/mapped_file.hpp"
 #include "kwheel/unique_fd.hpp"
 
@@ -33,12 +33,6 @@ constexpr std::uint16_t IMAGE_FILE_MACHINE_I386 = 0x14c;
 constexpr std::uint16_t IMAGE_FILE_MACHINE_AMD64 = 0x8664;
 constexpr std::uint16_t IMAGE_FILE_MACHINE_ARM64 = 0xaa64;
 
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 // Bounds-checked little-endian reads; PE has no other byte order.
 class Reader {
  public:
@@ -59,7 +53,7 @@ class Reader {
  private:
   std::uint64_t read(std::uint64_t off, std::uint64_t len, const char* what) const {
     if (!contains(off, len)) {
-      fail(std::string(what) + " at offset " + hex(off) + " runs past the end of the file (" + std::to_string(size()) +
+      fail(std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" + std::to_string(size()) +
            " bytes)");
     }
     std::uint64_t v = 0;
@@ -90,7 +84,7 @@ std::string arch_name(std::uint16_t machine) {
     case IMAGE_FILE_MACHINE_AMD64: return "amd64";
     case IMAGE_FILE_MACHINE_ARM64: return "arm64";
     case IMAGE_FILE_MACHINE_I386: return "win32";
-    default: return "machine_" + hex(machine);
+    default: return "machine_" + hex_offset(machine);
   }
 }
 
@@ -99,11 +93,11 @@ std::string arch_name(std::uint16_t machine) {
 bool read_optional_header(const Reader& r, std::uint64_t off, std::uint64_t size) {
   if (size < 2) r.fail("the optional header is " + std::to_string(size) + " bytes: an object file, not an image");
   if (!r.contains(off, size)) {
-    r.fail("the optional header (" + std::to_string(size) + " bytes at " + hex(off) + ") runs past the end of the file");
+    r.fail("the optional header (" + std::to_string(size) + " bytes at " + hex_offset(off) + ") runs past the end of the file");
   }
   const std::uint16_t magic = r.u16(off, "optional header magic");
   if (magic != PE32_MAGIC && magic != PE32PLUS_MAGIC) {
-    r.fail("optional header magic " + hex(magic) + " is neither PE32 (0x10b) nor PE32+ (0x20b)");
+    r.fail("optional header magic " + hex_offset(magic) + " is neither PE32 (0x10b) nor PE32+ (0x20b)");
   }
   const bool plus = magic == PE32PLUS_MAGIC;
   const std::uint64_t need = plus ? kMinOptionalPe32Plus : kMinOptionalPe32;
@@ -140,10 +134,10 @@ PeInfo parse_pe(std::span<const std::byte> bytes, std::string_view name) {
   const Reader r(bytes, name);
   const std::uint64_t lfanew = lfanew_of(bytes);
   if (!r.contains(lfanew, kSignatureSize + kCoffHeaderSize)) {
-    r.fail("the PE header at e_lfanew " + hex(lfanew) + " runs past the end of the file (" + std::to_string(r.size()) +
+    r.fail("the PE header at e_lfanew " + hex_offset(lfanew) + " runs past the end of the file (" + std::to_string(r.size()) +
            " bytes)");
   }
-  if (!is_signature_at(bytes, lfanew)) r.fail("no PE\\0\\0 signature at e_lfanew " + hex(lfanew));
+  if (!is_signature_at(bytes, lfanew)) r.fail("no PE\\0\\0 signature at e_lfanew " + hex_offset(lfanew));
   const std::uint64_t coff = lfanew + kSignatureSize;
   PeInfo info;
   info.name = std::string(name);

@@ -1,6 +1,7 @@
 #include "kwheel/text.hpp"
 
 #include <cctype>
+#include <cstdio>
 
 namespace kwheel {
 
@@ -120,6 +121,12 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     out += i;
   }
   return out;
+}
+
+std::string hex_offset(std::uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
 }
 
 std::string ascii_lower(std::string_view text) {

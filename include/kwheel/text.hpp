@@ -1,5 +1,6 @@
 #pragma once
 // Small string helpers shared by the parsers of names, tags and labels.
+#include <cstdint>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -13,6 +14,10 @@ std::vector<std::string> split(std::string_view text, char separator);
 
 // The items with `separator` between them: join({"a", "b"}, ", ") is "a, b".
 std::string join(const std::vector<std::string>& items, std::string_view separator);
+
+// "0x1f40": how the binary readers name a file offset or a raw field in
+// their errors.
+std::string hex_offset(std::uint64_t value);
 
 // ASCII case folding, whatever the locale: header names, hosts, project
 // names and PEP 440 text are ASCII by their specs.

@@ -98,3 +98,9 @@ TEST(Text, TrimTakesAsciiWhitespaceFromBothEnds) {
   EXPECT_EQ(kwheel::trim(" \v\f "), "");
   EXPECT_EQ(kwheel::trim(""), "");
 }
+
+TEST(Text, HexOffsetIsLowercaseWithPrefix) {
+  EXPECT_EQ(kwheel::hex_offset(0), "0x0");
+  EXPECT_EQ(kwheel::hex_offset(0x1F40), "0x1f40");
+  EXPECT_EQ(kwheel::hex_offset(~0ull), "0xffffffffffffffff");
+}
