@@ -7,10 +7,10 @@
 #include <string_view>
 
 #include "cli/cli.hpp"
-#include "kwheel/interrupt.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/secret.hpp"
-#include "kwheel/text.hpp"
+#include "kwheel/base/interrupt.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/secret.hpp"
+#include "kwheel/base/text.hpp"
 
 namespace {
 

@@ -4,10 +4,10 @@
 #include <map>
 
 #include "cli.hpp"
-#include "kwheel/build.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/kernel_lock.hpp"
-#include "kwheel/text.hpp"
+#include "kwheel/build/build.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/kernel/kernel_lock.hpp"
+#include "kwheel/base/text.hpp"
 #include "source.hpp"
 
 namespace kwheel::cli {

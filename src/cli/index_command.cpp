@@ -1,8 +1,8 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/simple_index.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/index/simple_index.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;

@@ -2,9 +2,9 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/text.hpp"
-#include "kwheel/inspect.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/validate/inspect.hpp"
 
 namespace kwheel::cli {
 

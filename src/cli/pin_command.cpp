@@ -1,10 +1,10 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/atomic_file.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/kernel_lock.hpp"
-#include "kwheel/pin.hpp"
+#include "kwheel/base/atomic_file.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/kernel/kernel_lock.hpp"
+#include "kwheel/index/pin.hpp"
 
 namespace kwheel::cli {
 

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/publish.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/index/publish.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "kwheel/error.hpp"
-#include "kwheel/progress.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/progress.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "kwheel/file_gate.hpp"
-#include "kwheel/hub.hpp"
-#include "kwheel/repo_layout.hpp"
+#include "kwheel/base/file_gate.hpp"
+#include "kwheel/hub/hub.hpp"
+#include "kwheel/kernel/repo_layout.hpp"
 
 namespace kwheel::cli {
 

@@ -2,10 +2,10 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/compat.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/wheel_filename.hpp"
-#include "kwheel/validate.hpp"
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
+#include "kwheel/validate/validate.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;

@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/tags.hpp"
-#include "kwheel/variant.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/wheel/tags.hpp"
+#include "kwheel/kernel/variant.hpp"
 #include "source.hpp"
 
 namespace kwheel::cli {

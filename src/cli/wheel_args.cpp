@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "cli.hpp"
-#include "kwheel/error.hpp"
+#include "kwheel/base/error.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;

@@ -2,9 +2,9 @@
 // did not write (validate, publish, index): RECORD (CSV) and METADATA
 // (email headers). The archive around them is the wheel target's.
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/record.hpp"
-#include "kwheel/wheel_reader.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/packaging/record.hpp"
+#include "kwheel/wheel/wheel_reader.hpp"
 
 using namespace kwheel;
 

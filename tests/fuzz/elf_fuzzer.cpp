@@ -6,9 +6,9 @@
 #include <span>
 #include <vector>
 
-#include "kwheel/elf.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/manylinux.hpp"
+#include "kwheel/evidence/elf.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/manylinux.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);

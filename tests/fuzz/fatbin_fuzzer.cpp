@@ -7,9 +7,9 @@
 #include <span>
 
 #include "fuzz_support.hpp"
-#include "kwheel/device_coverage.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/fatbin.hpp"
+#include "kwheel/evidence/device_coverage.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/fatbin.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);

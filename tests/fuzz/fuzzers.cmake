@@ -12,19 +12,23 @@ list(TRANSFORM KWHEEL_FUZZ_ENTRY_POINTS REPLACE ".*/([a-z0-9_]+)_fuzzer\\.cpp$" 
 # What the targets call, and what that calls: compiled once, sanitized and
 # instrumented. Every other module (kwheel_core's glob) is compiled plain at
 # -O0, for the symbols of functions the targets never reach (validate_wheel's
-# temp_dir, say): a module added to src/ never breaks this build, and one a
+# temp_dir, say): a module added under src/ never breaks this build, and one a
 # target comes to reach should be added here.
 set(KWHEEL_FUZZ_MODULES
-  abi3 elf manylinux manylinux_data manylinux_policy           # elf
-  variant tags compat pep440 wheel_filename text               # variant, index_page
-  hub_json bounded_json http digest secret                     # hub_json, hub_json_scale, link_header
-  wheel_reader record repo_layout publish pypirc validate       # wheel, dist_info, pypirc
-  simple_index                                                 # index_page
-  kernel_metadata kernel_lock                                  # kernel_metadata
-  reuse_state                                                  # reuse_state
-  fatbin cuda_arch device_coverage                             # fatbin
-  macho pe                                                     # macho
-  offload_bundle)                                              # offload_bundle
+  evidence/abi3 evidence/elf evidence/manylinux                 # elf
+  evidence/manylinux_data evidence/manylinux_policy
+  kernel/variant wheel/tags validate/compat packaging/pep440    # variant, index_page
+  packaging/wheel_filename base/text
+  hub/hub_json base/bounded_json hub/http base/digest           # hub_json, hub_json_scale, link_header
+  base/secret
+  wheel/wheel_reader packaging/record kernel/repo_layout        # wheel, dist_info, pypirc
+  index/publish index/pypirc validate/validate
+  index/simple_index                                            # index_page
+  kernel/kernel_metadata kernel/kernel_lock                     # kernel_metadata
+  build/reuse_state                                             # reuse_state
+  evidence/fatbin evidence/cuda_arch evidence/device_coverage   # fatbin
+  evidence/macho evidence/pe                                    # macho
+  evidence/offload_bundle)                                      # offload_bundle
 list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.cpp" OUTPUT_VARIABLE KWHEEL_FUZZ_SOURCES)
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})

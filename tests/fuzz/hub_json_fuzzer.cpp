@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/hub_json.hpp"
-#include "kwheel/repo_layout.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/hub/hub_json.hpp"
+#include "kwheel/kernel/repo_layout.hpp"
 
 using namespace kwheel;
 using nlohmann::json;

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/http.hpp"
-#include "kwheel/hub_json.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/hub/http.hpp"
+#include "kwheel/hub/hub_json.hpp"
 
 using namespace kwheel;
 

@@ -4,13 +4,13 @@
 // index's error page, as publish turns it into a one-line message.
 #include "../unit/test_support.hpp"
 #include "fuzz_support.hpp"
-#include "kwheel/compat.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/pep440.hpp"
-#include "kwheel/publish.hpp"
-#include "kwheel/simple_index.hpp"
-#include "kwheel/validate.hpp"
-#include "kwheel/wheel_filename.hpp"
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/index/publish.hpp"
+#include "kwheel/index/simple_index.hpp"
+#include "kwheel/validate/validate.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
 
 using namespace kwheel;
 

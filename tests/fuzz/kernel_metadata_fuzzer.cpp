@@ -2,9 +2,9 @@
 // projects kwheel does not control: parse_kernel_metadata (and the
 // python-depends mapping it feeds) and parse_kernels_lock.
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/kernel_lock.hpp"
-#include "kwheel/kernel_metadata.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/kernel/kernel_lock.hpp"
+#include "kwheel/kernel/kernel_metadata.hpp"
 
 using namespace kwheel;
 

@@ -6,8 +6,8 @@
 #include <regex>
 
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/http.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/hub/http.hpp"
 
 using namespace kwheel;
 

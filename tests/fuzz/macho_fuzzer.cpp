@@ -9,9 +9,9 @@
 #include <span>
 
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/macho.hpp"
-#include "kwheel/pe.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/macho.hpp"
+#include "kwheel/evidence/pe.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <span>
 
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/offload_bundle.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/offload_bundle.hpp"
 
 using namespace kwheel;
 

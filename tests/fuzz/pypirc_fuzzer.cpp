@@ -3,8 +3,8 @@
 #include <cctype>
 
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/pypirc.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/index/pypirc.hpp"
 
 using namespace kwheel;
 

@@ -2,7 +2,7 @@
 // have written it). Invariants: reading never throws; what is read is well
 // formed (a 64-hex sha256); and what kwheel writes from it reads back equal.
 #include "fuzz_support.hpp"
-#include "kwheel/reuse_state.hpp"
+#include "kwheel/build/reuse_state.hpp"
 
 using namespace kwheel;
 

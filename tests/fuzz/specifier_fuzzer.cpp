@@ -4,8 +4,8 @@
 // parsed set keeps its text; a parsed version's normal form parses again to
 // an equal version; `==V` contains V and `!=V` does not.
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/pep440.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/packaging/pep440.hpp"
 
 using namespace kwheel;
 

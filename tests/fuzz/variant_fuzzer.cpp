@@ -2,11 +2,11 @@
 // publishes the repo) through the grammar parser, and what build derives
 // from a parsed name: the wheel's local version label.
 #include "fuzz_support.hpp"
-#include "kwheel/compat.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/pep440.hpp"
-#include "kwheel/tags.hpp"
-#include "kwheel/variant.hpp"
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/wheel/tags.hpp"
+#include "kwheel/kernel/variant.hpp"
 
 using namespace kwheel;
 

@@ -7,13 +7,13 @@
 
 #include "../unit/test_support.hpp"
 #include "fuzz_support.hpp"
-#include "kwheel/error.hpp"
-#include "kwheel/pep440.hpp"
-#include "kwheel/publish.hpp"
-#include "kwheel/record.hpp"
-#include "kwheel/repo_layout.hpp"
-#include "kwheel/validate.hpp"
-#include "kwheel/wheel_reader.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/index/publish.hpp"
+#include "kwheel/packaging/record.hpp"
+#include "kwheel/kernel/repo_layout.hpp"
+#include "kwheel/validate/validate.hpp"
+#include "kwheel/wheel/wheel_reader.hpp"
 
 using namespace kwheel;
 

@@ -38,7 +38,7 @@ def shared_object(arch: str = "x86_64", pad: bytes = b"") -> bytes:
 def _fatbin_entry(target: str) -> bytes:
     """One .nv_fatbin entry header for `target` ("sm_90", "sm_90a", "compute_80"), empty payload.
 
-    Layout and flags as src/fatbin.cpp documents them (what nvcc 13.0 writes): kind 1 PTX / 2 SASS,
+    Layout and flags as src/evidence/fatbin.cpp documents them (what nvcc 13.0 writes): kind 1 PTX / 2 SASS,
     header size 64, arch number at 28, flags at 40 (0x11: 64-bit Linux; 0x100000 `a`; 0x200000 `f`).
     """
     kind, name = (1, target[len("compute_"):]) if target.startswith("compute_") else (2, target[len("sm_"):])

@@ -59,7 +59,7 @@ UV = shutil.which("uv", path=str(VENV_BIN)) or shutil.which("uv")
 PASSWORD = "pw-Zq81-not-in-any-output"
 TOKEN = "pypi-AgEIcHlwaS5vcmcCJGtoZWVsLXRva2VuLXRlc3Q"
 
-# ErrorKind exit codes (include/kwheel/error.hpp)
+# ErrorKind exit codes (include/kwheel/base/error.hpp)
 USAGE, INPUT, NETWORK, NOT_FOUND, AUTH = 2, 3, 4, 5, 6
 
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kwheel/error.hpp"
+#include "kwheel/base/error.hpp"
 
 namespace kwheel::testing {
 

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "kwheel/digest.hpp"
-#include "kwheel/record.hpp"
-#include "kwheel/temp_dir.hpp"
-#include "kwheel/validate.hpp"
+#include "kwheel/base/digest.hpp"
+#include "kwheel/packaging/record.hpp"
+#include "kwheel/base/temp_dir.hpp"
+#include "kwheel/validate/validate.hpp"
 
 namespace kwheel::testing {
 

@@ -1,0 +1,155 @@
+#pragma once
+// HTTP over libcurl for the Hub and package indexes. Redirects are followed
+// by us, not by curl, so the bearer token is attached only to URLs of the
+// origin it belongs to (never to an LFS/Xet CDN), and loops are bounded.
+// Retryable failures (429 with Retry-After, 5xx, dropped connections) are
+// retried with capped exponential backoff; downloads resume with Range.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/base/digest.hpp"
+#include "kwheel/base/secret.hpp"
+
+namespace kwheel {
+
+// A transfer moving fewer bytes per second than this, on average over the
+// stall timeout, is dropped (and retried like a dropped connection): a
+// server dripping a few bytes a second must not hold kwheel forever. Far
+// below any working link; a stalled one sends nothing.
+constexpr long kMinBytesPerSecond = 1024;
+// An answer read into memory (get) also has a deadline: the stall timeout
+// plus its size cap at this rate (8 MiB: 128 s). A drip just above the
+// minimum rate cannot stretch one request to hours.
+constexpr size_t kAnswerDeadlineBytesPerSecond = 64 << 10;
+
+// Caps on answers kwheel reads into memory; a larger one is cut off as soon
+// as it crosses the cap (or at once when its Content-Length says so).
+constexpr size_t kMaxHubJsonBody = 8 << 20;   // Hub API JSON: a real tree page is ~300 KB
+constexpr size_t kMaxIndexPageBody = 16 << 20;  // simple-API pages (pin)
+constexpr size_t kMaxUploadAnswer = 1 << 20;    // an index's answer to an upload
+
+struct HttpOptions {
+  std::optional<std::string> auth_origin;  // "http://127.0.0.1:8000": token goes only here
+  Secret token;                            // sent as "Authorization: Bearer ..."
+  std::string username;                    // set: "Authorization: Basic username:token" instead (package indexes)
+  unsigned max_attempts = 5;               // per request, first try included
+  std::chrono::milliseconds backoff{500};  // doubled per retry, capped at max_backoff
+  std::chrono::milliseconds max_backoff{8000};
+  std::chrono::seconds max_retry_after{60};
+  std::chrono::seconds connect_timeout{15};
+  std::chrono::seconds stall_timeout{60};  // abort a transfer that moves < kMinBytesPerSecond this long
+  unsigned max_redirects = 10;
+  std::string user_agent;
+  std::string ca_bundle;                   // extra CA file; empty = system default
+  // Appended to certificate-verification errors: how this command's user
+  // gives a CA ("pass its CA certificate with --ca-bundle FILE").
+  std::string tls_fix;
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names, last value wins
+  std::string body;
+  std::string url;                             // after redirects
+  std::string reason;                          // the status line's reason phrase (post_multipart)
+  std::string header(const std::string& lower_name) const;
+};
+
+// `url` fit for a message: any user:password@ removed, registered secrets
+// (a token in a redirect's query, say) redacted.
+std::string display_url(const std::string& url);
+// Registers the password of a URL's user:password@ (curl sends it as
+// "Authorization: Basic"), decoded and as written, for redaction.
+void register_url_credentials(const std::string& url);
+// "scheme://host:port" of an absolute URL, lower-cased, default port added.
+std::string url_origin(const std::string& url);
+// Resolves a Location header against the URL it came from.
+std::string resolve_url(const std::string& base, const std::string& location);
+// The target of a paginated response's `Link: <URL>; rel="next"` header
+// (RFC 8288), as huggingface_hub reads it; nullopt when there is none.
+std::optional<std::string> link_next(const std::string& header);
+// A stall timeout as the user gave it (`named`: "--stall-timeout" or
+// "KWHEEL_STALL_TIMEOUT"): whole seconds from 1 to 3600, else a usage error
+// naming where it came from.
+std::chrono::seconds parse_stall_timeout(const std::string& value, const std::string& named);
+// Percent-encodes a path, keeping '/' (for repo file paths in URLs).
+std::string encode_path(const std::string& path);
+std::string encode_component(const std::string& text);
+
+struct DownloadJob {
+  std::string url;
+  std::filesystem::path partial;     // bytes accumulate here (resumable)
+  std::filesystem::path dest;        // renamed here once verified
+  std::optional<uint64_t> size;      // expected size
+  std::string sha256;                // expected hex sha256 (LFS), or
+  std::string git_sha1;              // expected git blob id (plain files)
+  std::string label;                 // for messages: the repo path
+};
+
+// One part of a multipart/form-data body: a text field, or a file streamed
+// from disk (never read into memory) when `file` is set.
+struct FormPart {
+  std::string name;
+  std::string value;
+  std::filesystem::path file;
+  std::string filename;       // the part's filename= (file parts)
+  std::string content_type;   // file parts; default application/octet-stream
+};
+
+struct TransferStats {
+  uint64_t requests = 0;
+  uint64_t retries = 0;
+  uint64_t bytes = 0;
+};
+
+// Called from the transfer loop (one thread) as bytes arrive and files finish.
+struct DownloadProgress {
+  std::function<void(uint64_t bytes_delta)> on_bytes;
+  std::function<void(const DownloadJob&)> on_file_done;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // GET (or HEAD) with redirects and retries; returns the final response,
+  // whatever its status (callers map statuses to errors). Network failure
+  // after all attempts throws Error(network) naming the URL.
+  // An answer over max_body bytes is an Error(network) as soon as it is.
+  HttpResponse get(const std::string& url, bool head = false, size_t max_body = kMaxHubJsonBody,
+                   const std::vector<std::string>& extra_headers = {});
+
+  // POST multipart/form-data. Redirects are not followed (a 3xx comes back
+  // to the caller: an upload must not be replayed, credentials included,
+  // somewhere else). 5xx, 429 and dropped connections are retried with
+  // backoff, the body rebuilt from disk each time; any other status is
+  // returned as is. Network failure after all attempts throws Error(network),
+  // and so does an answer over max_body bytes (not retried: the upload
+  // itself went through).
+  HttpResponse post_multipart(const std::string& url, const std::vector<FormPart>& parts, size_t max_body = kMaxUploadAnswer);
+
+  // Downloads every job, at most `parallel` at once over shared connections
+  // (HTTP/2 multiplexed where offered). Verifies size and hash of each file
+  // before renaming it into place; a file that fails verification is
+  // discarded and fetched again. Throws Error naming the first file that
+  // could not be fetched; files already verified stay in place.
+  void download(std::vector<DownloadJob> jobs, unsigned parallel, const DownloadProgress& progress = {});
+
+  const TransferStats& stats() const { return stats_; }
+  const HttpOptions& options() const { return options_; }
+
+ private:
+  HttpOptions options_;
+  TransferStats stats_;
+};
+
+}  // namespace kwheel

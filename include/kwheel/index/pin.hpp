@@ -1,0 +1,64 @@
+#pragma once
+// `kwheel pin`: the requirements.txt lines that install the one build of a
+// kernel that fits an environment, pinned by version (local label included)
+// and sha256, from a directory of wheels or a simple index (PEP 691 JSON or
+// PEP 503 HTML, over HTTP(S) or file://). The fit is decided by the same
+// filename/label rules `kwheel validate` uses (kwheel/validate/compat.hpp).
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/index/simple_index.hpp"
+#include "kwheel/validate/interpreter.hpp"
+
+namespace kwheel {
+
+struct PinRequest {
+  std::string source;                  // a directory of wheels, or an index URL (http(s)://, file://)
+  std::optional<std::string> name;     // the project; needed when the source holds several
+  std::optional<std::string> version;  // a PEP 440 specifier set, e.g. ">=0.1,<0.2"
+  InterpreterInfo target;              // probe_interpreter(), or described_target()
+  std::string target_described;        // for the comment line
+  std::string device = "auto";
+  bool extra_index = false;            // --extra-index-url instead of --index-url
+  // `pin --lock`: only wheels whose METADATA records this Hub commit of
+  // this repo (kwheel's "Hub revision" Project-URL) are candidates. Read
+  // from the wheels of a directory or file:// index, or from PEP 658
+  // metadata files over HTTP.
+  std::optional<std::string> repo_id;
+  std::optional<std::string> commit;
+};
+
+struct PinCandidate {
+  IndexFile file;
+  LocalLabel label;
+  std::optional<std::string> problem;  // why it does not fit; nullopt when it does
+};
+
+struct PinResult {
+  std::string project;                 // normalized name
+  std::string version;                 // the pinned version, local label included
+  std::vector<IndexFile> files;        // the fitting files of that version (one hash each)
+  LocalLabel label;
+  std::string index_line;              // "--index-url URL", or "" for a directory
+  std::string page_format;             // what was read: "directory", "json" (PEP 691) or "html" (PEP 503)
+  std::string requirement;             // "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:..."
+  std::string text;                    // the whole requirements.txt snippet
+  std::vector<PinCandidate> candidates;
+};
+
+// An environment described on the command line: torch X.Y with CUDA X.Y,
+// or CPU-only when `cuda` is empty. Python and platform are left unknown
+// (not checked); every fitting file of the chosen version is hashed.
+InterpreterInfo described_target(const std::string& torch, const std::optional<std::string>& cuda);
+
+// Throws Error(not_found) listing the available variants when nothing fits,
+// Error(input/network) when the source cannot be read.
+PinResult pin(const PinRequest& request);
+
+nlohmann::json to_json(const PinResult& result);
+
+}  // namespace kwheel

@@ -1,0 +1,45 @@
+#pragma once
+// The Python interpreter a wheel is validated with: what it is (version,
+// platform, glibc, pip, torch and its CUDA/HIP), read without importing
+// torch, and, asked separately because importing torch takes seconds, the
+// GPU its torch sees. `validate` and `compat` decide from these facts.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "kwheel/evidence/cuda_arch.hpp"
+
+namespace kwheel {
+
+struct InterpreterInfo {
+  std::string executable;
+  std::string python;    // "3.11"
+  std::string implementation;
+  std::string machine;   // "x86_64"
+  std::string system;    // "linux"
+  std::string glibc;     // "2.36", empty if not glibc
+  bool has_pip = false;
+  std::string pip_runner;            // pip's __pip-runner__.py (pip >= 22.3), empty if none
+  std::optional<std::string> torch;  // "2.11.0+cu130"
+  std::optional<std::string> cuda;   // "13.0"
+  std::optional<std::string> hip;
+  std::string torch_site;            // the directory holding the torch package
+  nlohmann::json raw;
+};
+
+// Runs the interpreter once (without importing torch). Throws Error(usage)
+// when it cannot be run.
+InterpreterInfo probe_interpreter(const std::string& python);
+
+// The GPU a CUDA check would run on.
+struct CudaDevice {
+  CudaArch capability;  // 9.0
+  std::string name;     // "NVIDIA H100 80GB HBM3"
+};
+
+// Imports the interpreter's torch once (seconds): the device, or nullopt
+// when torch sees none. Throws Error(usage) when torch cannot be imported.
+std::optional<CudaDevice> probe_cuda_device(const InterpreterInfo& interp, std::chrono::seconds timeout);
+
+}  // namespace kwheel

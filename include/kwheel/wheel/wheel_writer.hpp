@@ -1,0 +1,70 @@
+#pragma once
+// Writes a wheel archive with libzip, reproducibly: members in sorted order
+// with .dist-info last, normalised permissions, one fixed timestamp, no
+// extra fields. Each member is read once, in 1 MiB chunks: hashed for RECORD
+// and deflated by libdeflate (kwheel/wheel/deflate.hpp) on the way to libzip,
+// which writes the compressed bytes as they are. RECORD is produced after
+// the last member was read.
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/packaging/record.hpp"
+
+namespace kwheel {
+
+struct WheelMember {
+  std::string archive_path;         // "img2gray/__init__.py"
+  std::filesystem::path source;     // file on disk, read at write time
+  std::optional<uint64_t> size;     // expected size; checked while reading
+  bool executable = false;          // mode 0755 (also for .so), else 0644
+};
+
+struct WheelContents {
+  std::string dist_info;            // "img2gray-1.0+torch2.7.cu126.dist-info"
+  std::vector<WheelMember> members;
+  std::string metadata;             // METADATA text
+  std::string wheel;                // WHEEL text
+};
+
+struct WriteOptions {
+  int compression_level = 6;              // deflate level 1..9 (libdeflate); 0 stores
+  std::optional<std::time_t> source_date_epoch;  // default 1980-01-01T00:00:00
+};
+
+struct WrittenWheel {
+  std::filesystem::path path;
+  std::string sha256;   // hex, of the .whl file
+  uint64_t size = 0;
+  std::vector<RecordEntry> record;
+};
+
+// A wheel written under a temp name beside `out`, not yet visible. Several
+// can be staged and committed together, so a build that fails half-way
+// leaves the output directory as it was.
+class TempPath;
+struct StagedWheel {
+  std::unique_ptr<TempPath> temp;
+  WrittenWheel info;
+  StagedWheel();
+  StagedWheel(StagedWheel&&) noexcept;
+  StagedWheel& operator=(StagedWheel&&) noexcept;
+  ~StagedWheel();  // removes the temp file unless committed
+  void commit();   // renames to info.path
+};
+
+// Throws Error(input|io) naming the wheel and the member at fault. Members
+// are sorted here, callers need not.
+StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::path& out, const WriteOptions& options);
+// stage_wheel + commit.
+WrittenWheel write_wheel(const WheelContents& contents, const std::filesystem::path& out, const WriteOptions& options);
+
+// SOURCE_DATE_EPOCH from the environment, if set and valid; throws
+// Error(usage) for a malformed value rather than silently ignoring it.
+std::optional<std::time_t> source_date_epoch_from_env();
+
+}  // namespace kwheel

@@ -1,0 +1,183 @@
+#include "kwheel/base/text.hpp"
+
+#include <cctype>
+#include <cstdio>
+
+namespace kwheel {
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = text.find(separator, start);
+    out.emplace_back(text.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) return out;
+    start = pos + 1;
+  }
+}
+
+namespace {
+
+// Length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no
+// overlongs, no surrogates, nothing above U+10FFFF), or 0.
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xbf;  // bounds of the second byte
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t n = (c < 0x20 || c == 0x7f) ? 0 : utf8_length(text, i);
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f) n = 0;  // C1 controls
+    if (n == 0) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void put_escaped(std::streambuf* target, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const char esc[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+  target->sputn(esc, 4);
+}
+
+}  // namespace
+
+ControlEscapingStreambuf::~ControlEscapingStreambuf() {
+  if (pending_c2_) target_->sputc(static_cast<char>(0xc2));
+  target_->pubsync();
+}
+
+void ControlEscapingStreambuf::put(unsigned char c) {
+  if (pending_c2_) {
+    pending_c2_ = false;
+    if (c >= 0x80 && c <= 0x9f) {  // U+0080..U+009F
+      put_escaped(target_, 0xc2);
+      put_escaped(target_, c);
+      return;
+    }
+    target_->sputc(static_cast<char>(0xc2));
+  }
+  if (c == 0xc2) pending_c2_ = true;
+  else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) put_escaped(target_, c);
+  else target_->sputc(static_cast<char>(c));
+}
+
+ControlEscapingStreambuf::int_type ControlEscapingStreambuf::overflow(int_type c) {
+  if (!traits_type::eq_int_type(c, traits_type::eof())) put(static_cast<unsigned char>(traits_type::to_char_type(c)));
+  return traits_type::not_eof(c);
+}
+
+std::streamsize ControlEscapingStreambuf::xsputn(const char* s, std::streamsize n) {
+  for (std::streamsize i = 0; i < n; ++i) put(static_cast<unsigned char>(s[i]));
+  return n;
+}
+
+int ControlEscapingStreambuf::sync() {
+  // A lone 0xC2 at a flush is only ever the first half of a character the
+  // next write completes; keep it pending rather than split the pair.
+  return target_->pubsync();
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += separator;
+    out += i;
+  }
+  return out;
+}
+
+std::string hex_offset(std::uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string trim(std::string_view text) {
+  constexpr std::string_view space = " \t\n\v\f\r";
+  const size_t a = text.find_first_not_of(space);
+  if (a == std::string_view::npos) return {};
+  return std::string(text.substr(a, text.find_last_not_of(space) - a + 1));
+}
+
+std::string last_line(std::string_view text) {
+  const size_t end = text.find_last_not_of("\r\n");
+  if (end == std::string_view::npos) return {};
+  const size_t nl = text.rfind('\n', end);
+  const size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+  return std::string(text.substr(start, end - start + 1));
+}
+
+std::string last_lines(std::string_view text, size_t lines) {
+  std::vector<std::string> kept;
+  size_t end = text.size();
+  while (kept.size() < lines && end > 0) {
+    const size_t nl = text.rfind('\n', end - 1);
+    const size_t start = nl == std::string_view::npos ? 0 : nl + 1;
+    std::string line(text.substr(start, end - start));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) kept.push_back(std::move(line));
+    if (nl == std::string_view::npos) break;
+    end = nl;
+  }
+  return join({kept.rbegin(), kept.rend()}, " | ");
+}
+
+std::string percent_decode(std::string_view s) {
+  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(static_cast<unsigned char>(c)) - 'a' + 10); };
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) && std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace kwheel

@@ -1,0 +1,525 @@
+#include "kwheel/build/build.hpp"
+
+#include <fnmatch.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "kwheel/base/atomic_file.hpp"
+#include "kwheel/build/reuse_state.hpp"
+#include "kwheel/base/scratch_owner.hpp"
+#include "kwheel/wheel/core_metadata.hpp"
+#include "kwheel/wheel/deflate.hpp"
+#include "kwheel/base/digest.hpp"
+#include "kwheel/evidence/elf.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/shared_object.hpp"
+#include "kwheel/kernel/kernel_digest.hpp"
+#include "kwheel/evidence/macos_tag.hpp"
+#include "kwheel/evidence/manylinux.hpp"
+#include "kwheel/evidence/pe.hpp"
+#include "kwheel/base/mapped_file.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/kernel/variant.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_options(const BuildOptions& o) {
+  if (!o.name.empty() && !is_valid_name(o.name))
+    throw Error(ErrorKind::usage, "--name '" + o.name + "' is not a valid distribution name (letters, digits, '-', '_', '.')");
+  if (!o.tags.macos.empty() && !parse_macos_version(o.tags.macos))
+    throw Error(ErrorKind::usage, "--macos '" + o.tags.macos + "' is not a macOS version; pass e.g. --macos 11.0");
+  if (o.version.empty()) {
+    if (!o.build_number)
+      throw Error(ErrorKind::usage, "the wheels' version is unknown: pass --version X.Y.Z (or --wheel-version) for a directory build");
+    return;
+  }
+  auto v = Version::try_parse(o.version);
+  if (!v)
+    throw Error(ErrorKind::usage, "--version '" + o.version + "' is not a PEP 440 version; pass e.g. --version 0.1.0");
+  if (!v->local().empty())
+    throw Error(ErrorKind::usage, "--version '" + o.version + "' has a local label; kwheel adds the torch/backend label itself, pass " + v->public_str());
+}
+
+// kernel-builder now names Linux variants without the C++ ABI tag, and one
+// repo may carry both spellings of a build: they give one wheel name, and
+// kernels prefers the tagless one, so that is the one built.
+std::optional<std::string> tagless_twin(const std::string& variant) {
+  auto parsed = try_parse_variant(variant);
+  if (!parsed.variant || parsed.variant->is_noarch() || parsed.variant->framework != Framework::torch ||
+      parsed.variant->cxx11_abi != std::optional<bool>(true))
+    return std::nullopt;
+  Variant tagless = *parsed.variant;
+  tagless.cxx11_abi.reset();
+  return tagless.str();
+}
+
+bool selected(const std::string& variant, const std::vector<std::string>& globs) {
+  if (globs.empty()) return true;
+  for (const auto& g : globs)
+    if (::fnmatch(g.c_str(), variant.c_str(), 0) == 0) return true;
+  return false;
+}
+
+std::string describe(const std::string& name, const std::string& package, const Variant& v) {
+  return "Build variant `" + v.str() + "` of the " + name +
+         " kernel, packaged as a wheel by kwheel.\n\nImport it with `import " + package +
+         "`; it needs the torch and compute backend named in this wheel's local version label.\n";
+}
+
+// Every shared object of a Linux variant, each read once: its ELF facts
+// decide the platform tag, its GPU code is audited against metadata.json.
+struct VariantObjects {
+  std::vector<ElfInfo> elves;
+  std::vector<ObjectGpuCode> gpu;
+};
+
+VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
+  VariantObjects out;
+  for (const auto& m : plan.contents.members) {
+    if (!is_shared_object(m.archive_path)) continue;
+    if (!is_elf_file(m.source))
+      throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not an ELF shared object; the build is broken or the file is not what its name says");
+    const MappedFile file(m.source);
+    ElfInfo e = parse_elf(file.bytes(), m.source.string());
+    ObjectGpuCode code = read_gpu_code(file.bytes(), e, m.source.string());
+    e.name = code.file = m.archive_path;  // reports name the member, errors above the file
+    out.elves.push_back(std::move(e));
+    out.gpu.push_back(std::move(code));
+  }
+  return out;
+}
+
+// A darwin variant's tag comes from its Mach-O files' minimum macOS.
+MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, const BuildOptions& o) {
+  std::vector<MachOInfo> objects;
+  for (const auto& m : plan.contents.members) {
+    if (!is_shared_object(m.archive_path) && !m.archive_path.ends_with(".dylib")) continue;
+    if (!is_macho_file(m.source))
+      throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a Mach-O object; the build is broken or the file is not what its name says");
+    MachOInfo info = read_macho(m.source);
+    info.name = m.archive_path;
+    objects.push_back(std::move(info));
+  }
+  std::optional<MacosVersion> requested;
+  if (!o.tags.macos.empty()) requested = parse_macos_version(o.tags.macos);
+  const std::string arch = variant.cpu == "aarch64" || variant.cpu == "arm64" ? "arm64" : variant.cpu;
+  return assess_macos(objects, arch, macos_backend_floor(arch, variant.backend.kind == BackendKind::metal), requested);
+}
+
+// A Windows variant's extension modules must be PE images for its CPU.
+void check_windows_objects(const Variant& variant, const PlannedWheel& plan) {
+  const std::string want = variant.cpu == "x86_64" ? "amd64" : variant.cpu == "aarch64" || variant.cpu == "arm64" ? "arm64" : "";
+  if (want.empty()) throw Error(ErrorKind::input, "variant '" + variant.str() + "': no Windows wheel tag for CPU '" + variant.cpu + "'");
+  for (const auto& m : plan.contents.members) {
+    if (!m.archive_path.ends_with(".pyd") && !m.archive_path.ends_with(".dll")) continue;
+    if (!is_pe_file(m.source))
+      throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a PE image; the build is broken or the file is not what its name says");
+    const PeInfo pe = read_pe(m.source);
+    if (pe.arch != want)
+      throw Error(ErrorKind::policy, "variant '" + variant.str() + "': '" + m.archive_path + "' is a PE image for " + pe.arch + ", not " + want +
+                                         "; rebuild it for " + want + " or build the variant that matches it");
+  }
+}
+
+// The platform tag a Linux variant may claim, read from its ELF files the
+// way auditwheel reads them: symbol versions, needed libraries, machine.
+// A claim the evidence contradicts is an Error(policy) naming the symbol.
+ManylinuxReport platform_evidence(const Variant& variant, const std::vector<ElfInfo>& elves, const PlannedWheel& plan, const BuildOptions& o) {
+  ManylinuxOptions mo;
+  mo.arch = variant.cpu == "arm64" ? "aarch64" : variant.cpu;
+  mo.backend = variant.backend.name();
+  if (o.tags.manylinux != "auto") mo.requested = "manylinux_" + o.tags.manylinux;
+  mo.allowed_external = o.allowed_external;
+  mo.require_abi3 = plan.tags.abi == "abi3";
+  ManylinuxReport r = assess_manylinux(elves, mo);
+  if (!r.ok())
+    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': " + r.problems.front() +
+                                       (r.problems.size() > 1 ? " (and " + std::to_string(r.problems.size() - 1) + " more problem(s); see kwheel inspect)" : ""));
+  return r;
+}
+
+// "_ops.abi3.so has sm_100; _aux.so has sm_80", for the audit's refusal.
+std::string carried_code(const GpuEvidence& e) {
+  std::vector<std::string> parts;
+  for (const auto& o : e.objects) {
+    std::vector<std::string> names;
+    for (const auto& t : cuda_targets(o.cuda)) names.push_back(t.str());
+    names.insert(names.end(), o.gfx.begin(), o.gfx.end());
+    parts.push_back(o.file + " has " + join(names, ", "));
+  }
+  return parts.empty() ? "no shared object carries GPU code" : join(parts, "; ");
+}
+
+// metadata.json's backend.archs is what kernels and users trust; an arch
+// it names that no binary has code for is a broken build, refused here
+// rather than found on the first call on that GPU.
+GpuEvidence audit_gpu_code(const Variant& variant, std::vector<ObjectGpuCode> objects, const PlannedWheel& plan) {
+  GpuEvidence e = gpu_evidence(std::move(objects), plan.metadata ? plan.metadata->archs : std::vector<std::string>{});
+  if (!e.audit.missing.empty()) {
+    const std::string& lacking = e.missing_in.front();
+    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': metadata.json declares backend arch " + e.audit.missing.front() + " but " +
+                                       (lacking.empty() ? "no shared object" : lacking) + " carries no code for it (" + carried_code(e) +
+                                       "); rebuild the kernel for that arch or remove it from backend.archs");
+  }
+  return e;
+}
+
+std::string stat_identity(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return "missing";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+// The wheel in out_dir, if kwheel wrote it from exactly these inputs and it
+// has not been touched since (same identity as recorded right after writing).
+std::optional<ReuseState> reusable(const fs::path& wheel, const std::string& fingerprint) {
+  std::ifstream in(reuse_state_path(wheel), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(kMaxReuseStateBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  auto state = parse_reuse_state(text);
+  if (!state || state->fingerprint != fingerprint || state->wheel_identity != stat_identity(wheel)) return std::nullopt;
+  return state;
+}
+
+void record_state(const fs::path& wheel, const std::string& fingerprint, const std::string& sha256, uint64_t size) {
+  std::error_code ec;
+  fs::create_directories(reuse_state_path(wheel).parent_path(), ec);
+  if (ec) return;  // only an optimisation: the next build rewrites the wheel
+  try {
+    write_file_atomic(reuse_state_path(wheel), format_reuse_state({fingerprint, stat_identity(wheel), sha256, size}));
+  } catch (const Error&) {
+  }
+}
+
+// Packing hashed every member for RECORD; the digest is checked against
+// those hashes, so a mismatch costs no second read and the staged wheel
+// is discarded before it is ever visible.
+void verify_digest(const VariantInput& input, const PlannedWheel& plan, const WrittenWheel& written) {
+  std::map<std::string, std::string> known;
+  for (const auto& e : written.record)
+    if (auto it = plan.member_sources.find(e.path); it != plan.member_sources.end()) known[it->second] = e.hash;
+  check_digest_hashes(*plan.metadata->digest, input, known);
+}
+
+// One repo is one kernel: its variants' wheels must share a name and a
+// version, or an index would list them as different projects or releases.
+void check_consistent(BuildReport& report, const std::vector<size_t>& todo) {
+  const VariantResult* first = nullptr;
+  for (auto i : todo) {
+    auto& r = report.variants[i];
+    if (r.status != VariantResult::Status::built) continue;
+    if (!first) { first = &r; continue; }
+    const std::string mine = Version::parse(r.version).public_str(), theirs = Version::parse(first->version).public_str();
+    std::string what;
+    if (normalize_name(r.dist_name) != normalize_name(first->dist_name)) what = "kernel name ('" + r.dist_name + "' vs '" + first->dist_name + "'); pass --name";
+    else if (mine != theirs) what = "version (" + mine + " vs " + theirs + "); fix metadata.json or pass --wheel-version";
+    if (what.empty()) continue;
+    r.status = VariantResult::Status::failed;
+    r.error = "variant '" + r.variant + "' disagrees with '" + first->variant + "' on the " + what;
+    r.exit_code = static_cast<int>(ErrorKind::input);
+  }
+}
+
+}  // namespace
+
+std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& o) {
+  Hasher h;
+  auto field = [&](const std::string& v) {
+    h.update(v);
+    h.update(std::string_view("\0", 1));
+  };
+  field(std::string("kwheel ") + KWHEEL_VERSION);
+  // Wheels written before digests were checked must not be reused unchecked.
+  field("digest-checked");
+  field(std::to_string(o.write.compression_level));
+  // The deflate library's version decides the compressed bytes.
+  field(o.write.compression_level > 0 ? ChunkDeflater::engine(o.write.compression_level) : "stored");
+  field(o.write.source_date_epoch ? std::to_string(*o.write.source_date_epoch) : "default-epoch");
+  field(plan.filename);
+  field(plan.contents.metadata);
+  field(plan.contents.wheel);
+  for (const auto& m : plan.contents.members) {
+    field(m.archive_path);
+    field(m.executable ? "x" : "-");
+    field(stat_identity(m.source));
+  }
+  return to_hex(h.finish());
+}
+
+bool BuildReport::ok() const {
+  for (const auto& v : variants)
+    if (v.status == VariantResult::Status::failed) return false;
+  return true;
+}
+
+const char* status_name(VariantResult::Status s) {
+  switch (s) {
+    case VariantResult::Status::built: return "built";
+    case VariantResult::Status::failed: return "failed";
+    case VariantResult::Status::filtered: return "filtered";
+  }
+  return "?";
+}
+
+namespace {
+
+std::optional<KernelMetadata> variant_metadata(const VariantInput& input) {
+  const RepoFile* f = find_metadata(input);
+  if (!f) return std::nullopt;
+  return read_kernel_metadata(f->source, "variant '" + input.name + "'");
+}
+
+// docs/wheel-naming.md: a fixed version as given; an integer-versioned
+// kernel's wheel is <N>.<build>, N from the commit's own metadata.json
+// (else the vN branch), build the commit's position in its history.
+std::string public_version(const VariantInput& input, const std::optional<KernelMetadata>& md, const BuildOptions& o) {
+  if (!o.version.empty()) return Version::parse(o.version).public_str();
+  const std::optional<uint64_t> n = md && md->version ? md->version : o.branch_version;
+  if (!n)
+    throw Error(ErrorKind::input, "variant '" + input.name + "' has no kernel version: " +
+                                      std::string(md ? "its metadata.json has no 'version'" : "it has no metadata.json") +
+                                      " and the revision was not reached through a vN branch; pass --version N to build branch vN, or --wheel-version X.Y.Z");
+  return std::to_string(*n) + "." + std::to_string(*o.build_number);
+}
+
+std::string backend_of(const Variant& v, const std::optional<KernelMetadata>& md) {
+  if (md && md->backend) return *md->backend;
+  return v.is_noarch() ? v.noarch : v.backend.name();
+}
+
+std::string dist_name_of(const VariantLayout& layout, const std::optional<KernelMetadata>& md, const BuildOptions& o) {
+  if (!o.name.empty()) return o.name;
+  if (md && md->name) return *md->name;
+  return layout.package;
+}
+
+CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, const BuildOptions& o, const std::string& where) {
+  CoreMetadata md;
+  md.name = plan.dist_name;
+  md.version = plan.version;
+  md.summary = plan.dist_name + " kernel for " + (variant.is_noarch() ? "torch (" + variant.noarch + ", pure Python)" : variant.str());
+  md.requires_python = variant.is_noarch() ? ">=3.9" : ">=" + o.tags.min_python;
+  md.requires_dist = {plan.tags.requires_dist};
+  if (plan.metadata) {
+    for (auto& r : python_requirements(*plan.metadata, backend_of(variant, plan.metadata), where)) md.requires_dist.push_back(r);
+    for (auto& r : kernel_requirements(*plan.metadata)) md.requires_dist.push_back(r);
+    if (plan.metadata->license) md.license = *plan.metadata->license;
+    if (plan.metadata->upstream)
+      if (auto url = browsable_url(*plan.metadata->upstream)) md.project_urls.emplace_back("Upstream", *url);
+    if (plan.metadata->source)
+      if (auto url = browsable_url(*plan.metadata->source)) md.project_urls.emplace_back("Source", *url);
+  }
+  if (!o.source.url.empty()) md.project_urls.emplace_back(kHubRevisionLabel, o.source.url);
+  md.description = describe(plan.dist_name, plan.package, variant);
+  return md;
+}
+
+}  // namespace
+
+PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
+  auto fail = [&](const std::string& why) { return Error(ErrorKind::input, "variant '" + input.name + "': " + why); };
+  auto parsed = try_parse_variant(input.name);
+  if (!parsed.variant) throw fail(parsed.error);
+  const Variant& variant = *parsed.variant;
+  if (input.files.empty()) throw fail("the variant directory is empty; rebuild or remove it");
+
+  PlannedWheel plan;
+  plan.metadata = variant_metadata(input);
+  if (plan.metadata && plan.metadata->digest) check_digest_files(*plan.metadata->digest, input);
+  const VariantLayout layout = lay_out_variant(input, plan.metadata ? &*plan.metadata : nullptr, o.name, o.fallback_name);
+  plan.layout = layout.kind;
+  plan.package = layout.package;
+  plan.ignored = layout.left_out;
+  plan.dist_name = dist_name_of(layout, plan.metadata, o);
+  if (!is_valid_name(plan.dist_name)) throw fail("'" + plan.dist_name + "' is not a valid distribution name; pass --name");
+  plan.tags = compute_tags(variant, o.tags);
+  const std::string version = public_version(input, plan.metadata, o);
+  plan.version = plan.tags.local_label.empty() ? version : version + "+" + plan.tags.local_label;
+  for (const auto& m : layout.members) {
+    plan.contents.members.push_back({m.archive_path, m.file->source, m.file->size, m.file->executable});
+    plan.member_sources[m.archive_path] = m.file->path;
+  }
+  if (!variant.is_noarch() && variant.os == "linux") {
+    VariantObjects objects = read_objects(variant, plan);
+    ManylinuxReport evidence = platform_evidence(variant, objects.elves, plan, o);
+    plan.tags.platforms = split(evidence.compressed_tag, '.');
+    plan.platform = evidence;
+    plan.gpu = audit_gpu_code(variant, std::move(objects.gpu), plan);
+  }
+  if (!variant.is_noarch() && variant.os == "darwin") {
+    plan.macos = darwin_evidence(variant, plan, o);
+    plan.tags.platforms = {plan.macos->platform_tag};
+  }
+  if (!variant.is_noarch() && variant.os == "windows") check_windows_objects(variant, plan);
+  const std::string dist = wheel_name_component(plan.dist_name);
+  plan.contents.dist_info = dist + "-" + plan.version + ".dist-info";
+  plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
+  plan.contents.metadata = render_metadata(core_metadata(plan, variant, o, "variant '" + input.name + "'"));
+  plan.contents.wheel = render_wheel_file(plan.tags, std::string("kwheel ") + KWHEEL_VERSION);
+  return plan;
+}
+
+StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& o) {
+  check_options(o);
+  StagedBuild build;
+  BuildReport& report = build.report;
+  report.variants.resize(variants.size());
+  std::vector<size_t> todo;
+  std::set<std::string> names;
+  for (const auto& v : variants) names.insert(v.name);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    auto& r = report.variants[i];
+    r.variant = variants[i].name;
+    if (auto twin = tagless_twin(variants[i].name); twin && names.count(*twin)) {
+      r.status = VariantResult::Status::filtered;
+      r.error = "superseded by " + *twin + " (the same build without the ABI tag; kernels 0.17 loads that one)";
+    } else if (selected(variants[i].name, o.variant_globs)) {
+      todo.push_back(i);
+    } else {
+      r.status = VariantResult::Status::filtered;
+    }
+  }
+  if (todo.empty()) {
+    std::string names;
+    for (const auto& v : variants) names += (names.empty() ? "" : ", ") + v.name;
+    throw Error(ErrorKind::not_found, variants.empty() ? "the repo has no variants under build/"
+                                                       : "no variant matches --variant; available: " + names);
+  }
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
+  sweep_stale_scratch(o.out_dir);  // even when this run writes nothing there
+
+  build.staged.resize(variants.size());
+  build.fingerprints.resize(variants.size());
+  build.todo = todo;
+  auto& staged = build.staged;
+  auto& fingerprints = build.fingerprints;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      const size_t i = todo[k];
+      auto& r = report.variants[i];
+      try {
+        if (o.await_inputs) o.await_inputs(variants[i]);
+        PlannedWheel plan = plan_wheel(variants[i], o);
+        r.tags = plan.tags;
+        r.version = plan.version;
+        r.package = plan.package;
+        r.dist_name = plan.dist_name;
+        r.layout = layout_name(plan.layout);
+        r.metadata = plan.metadata;
+        r.ignored = plan.ignored;
+        r.platform = plan.platform;
+        r.gpu = plan.gpu;
+        r.macos = plan.macos;
+        r.wheel = o.out_dir / plan.filename;
+        fingerprints[i] = input_fingerprint(plan, o);
+        if (auto state = o.reuse ? reusable(r.wheel, fingerprints[i]) : std::nullopt) {
+          r.sha256 = state->sha256;
+          r.size = state->size;
+          r.reused = true;
+        } else {
+          staged[i] = stage_wheel(plan.contents, r.wheel, o.write);
+          if (plan.metadata && plan.metadata->digest) verify_digest(variants[i], plan, staged[i].info);
+          r.sha256 = staged[i].info.sha256;
+          r.size = staged[i].info.size;
+        }
+        r.status = VariantResult::Status::built;
+      } catch (const Error& e) {
+        r.status = VariantResult::Status::failed;
+        r.error = e.what();
+        r.exit_code = e.exit_code();
+      }
+    }
+  };
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(todo.size()));
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  check_consistent(report, todo);
+  // Two variants that map to one filename would overwrite each other.
+  std::map<fs::path, std::string> owners;
+  for (auto i : todo) {
+    auto& r = report.variants[i];
+    if (r.status != VariantResult::Status::built) continue;
+    auto [it, fresh] = owners.emplace(r.wheel, r.variant);
+    if (!fresh) {
+      r.status = VariantResult::Status::failed;
+      r.error = "variant '" + r.variant + "' gives the same wheel name as '" + it->second + "' (" + r.wheel.filename().string() + ")";
+      r.exit_code = static_cast<int>(ErrorKind::input);
+    }
+  }
+  return build;
+}
+
+void commit_build(StagedBuild& build) {
+  for (auto i : build.todo) {
+    auto& r = build.report.variants[i];
+    if (r.reused) continue;
+    build.staged[i].commit();
+    record_state(r.wheel, build.fingerprints[i], r.sha256, r.size);
+  }
+  build.report.committed = true;
+}
+
+BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& o) {
+  StagedBuild build = stage_build(variants, o);
+  if (!build.report.ok()) return build.report;  // staged temp files are removed here
+  if (o.before_commit) o.before_commit();
+  commit_build(build);
+  return build.report;
+}
+
+nlohmann::json to_json(const VariantResult& r) {
+  nlohmann::json j{{"variant", r.variant}, {"status", status_name(r.status)}};
+  if (r.status == VariantResult::Status::failed) j["error"] = r.error;
+  if (r.status == VariantResult::Status::filtered && !r.error.empty()) j["reason"] = r.error;
+  if (r.status == VariantResult::Status::built) {
+    j["wheel"] = r.wheel.string();
+    j["filename"] = r.wheel.filename().string();
+    j["sha256"] = r.sha256;
+    j["size"] = r.size;
+    j["version"] = r.version;
+    j["package"] = r.package;
+    j["name"] = r.dist_name;
+    j["layout"] = r.layout;
+    if (r.metadata) j["kernel"] = to_json(*r.metadata);
+    j["tags"] = r.tags.expanded();
+    j["requires_dist"] = r.tags.requires_dist;
+    j["reused"] = r.reused;
+    if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
+    if (!r.platform.is_null()) {
+      j["platform"] = {{"tag", r.platform["platform_tag"]}, {"policy", r.platform["policy"]}, {"reason", r.platform["reason"]},
+                       {"torch_provided", r.platform["torch_provided"]}, {"allowed_external", r.platform["allowed_external"]},
+                       {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
+    }
+    if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
+    if (r.macos) j["macos"] = to_json(*r.macos);
+  }
+  return j;
+}
+
+nlohmann::json to_json(const BuildReport& report) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& v : report.variants) arr.push_back(to_json(v));
+  return {{"ok", report.ok()}, {"committed", report.committed}, {"variants", arr}};
+}
+
+}  // namespace kwheel

@@ -1,0 +1,71 @@
+#include "kwheel/evidence/abi3.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/manylinux_data.hpp"
+
+namespace kwheel {
+
+StableAbi StableAbi::parse(std::string_view json_text, std::string_view origin) {
+  StableAbi abi;
+  try {
+    const auto doc = nlohmann::json::parse(json_text.begin(), json_text.end());
+    abi.python_ = doc.at("python").get<std::string>();
+    abi.source_ = doc.value("source", std::string(origin));
+    for (const auto& s : doc.at("symbols")) abi.names_.insert(s.at("name").get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::input, std::string(origin) + ": not a stable-ABI symbol list: " + e.what());
+  }
+  if (abi.names_.empty()) throw Error(ErrorKind::input, std::string(origin) + ": stable-ABI symbol list is empty");
+  return abi;
+}
+
+const StableAbi& StableAbi::builtin() {
+  static const StableAbi abi = parse(manylinux_data::stable_abi_json(), "built-in manylinux/stable_abi.json");
+  return abi;
+}
+
+std::string_view to_string(Abi3Status status) {
+  switch (status) {
+    case Abi3Status::no_python_api: return "no_python_api";
+    case Abi3Status::stable_abi_only: return "stable_abi_only";
+    case Abi3Status::non_stable: return "non_stable";
+  }
+  return "non_stable";
+}
+
+Abi3Report check_abi3(std::span<const ElfInfo> files, const StableAbi& abi) {
+  Abi3Report report;
+  report.python = abi.python();
+  std::set<std::string> imported;
+  for (const ElfInfo& f : files) {
+    const std::string file = std::filesystem::path(f.name).filename().string();
+    for (const ElfSymbol& s : f.dynamic_symbols) {
+      if (s.defined) continue;
+      const std::string_view n = s.name;
+      if (!(n.starts_with("Py") || n.starts_with("_Py"))) continue;
+      imported.insert(s.name);
+      if (!abi.contains(n)) report.non_stable.push_back({s.name, file});
+    }
+  }
+  std::sort(report.non_stable.begin(), report.non_stable.end(),
+            [](const Abi3Violation& a, const Abi3Violation& b) { return std::tie(a.symbol, a.file) < std::tie(b.symbol, b.file); });
+  report.non_stable.erase(std::unique(report.non_stable.begin(), report.non_stable.end(),
+                                      [](const Abi3Violation& a, const Abi3Violation& b) {
+                                        return a.symbol == b.symbol && a.file == b.file;
+                                      }),
+                          report.non_stable.end());
+  report.python_symbols = imported.size();
+  if (!report.non_stable.empty()) {
+    report.status = Abi3Status::non_stable;
+  } else if (!imported.empty()) {
+    report.status = Abi3Status::stable_abi_only;
+  }
+  return report;
+}
+
+}  // namespace kwheel

@@ -1,0 +1,105 @@
+#include "kwheel/evidence/fatbin.hpp"
+
+#include <cstring>
+
+#include "kwheel/base/error.hpp"
+
+namespace kwheel {
+namespace {
+
+constexpr std::uint32_t kMagic = 0xBA55ED50;
+constexpr std::uint64_t kContainerHeader = 16;
+constexpr std::uint64_t kEntryHeaderMin = 64;
+// nvcc 13 writes 64-112; a header far beyond that is not a fatbin's.
+constexpr std::uint64_t kEntryHeaderMax = 4096;
+constexpr std::uint16_t kKindPtx = 1, kKindSass = 2;
+constexpr std::uint64_t kFlagLz4 = 0x2000, kFlagZstd = 0x8000, kFlagArchA = 0x100000, kFlagArchF = 0x200000;
+
+// Little-endian reads inside one span; every caller has checked the range.
+class Bytes {
+ public:
+  Bytes(std::span<const std::byte> b, std::string_view name) : b_(b), name_(name) {}
+  template <typename T>
+  T get(std::uint64_t off) const {
+    T v{};
+    std::memcpy(&v, b_.data() + off, sizeof v);
+    return v;  // x86_64 and aarch64 hosts are little-endian, as fatbins are
+  }
+  std::uint64_t size() const { return b_.size(); }
+  [[noreturn]] void fail(std::uint64_t off, const std::string& what) const {
+    throw Error(ErrorKind::input, std::string(name_) + ": malformed CUDA fatbin (.nv_fatbin offset " + std::to_string(off) +
+                                      "): " + what + "; the file is damaged or not what nvcc wrote");
+  }
+  bool zeros_from(std::uint64_t off) const {
+    for (; off < b_.size(); ++off)
+      if (b_[off] != std::byte{0}) return false;
+    return true;
+  }
+
+ private:
+  std::span<const std::byte> b_;
+  std::string_view name_;
+};
+
+ArchSuffix suffix_of(std::uint64_t flags) {
+  if (flags & kFlagArchA) return ArchSuffix::a;
+  if (flags & kFlagArchF) return ArchSuffix::f;
+  return ArchSuffix::none;
+}
+
+// Reads the entry at `off` (inside a container ending at `end`); returns
+// the offset of the next one.
+std::uint64_t read_entry(const Bytes& b, std::uint64_t off, std::uint64_t end, std::vector<FatbinEntry>& out) {
+  if (end - off < kEntryHeaderMin) b.fail(off, "an entry header runs past its container");
+  const auto header = b.get<std::uint32_t>(off + 4);
+  const auto payload = b.get<std::uint64_t>(off + 8);
+  if (header < kEntryHeaderMin || header > kEntryHeaderMax) b.fail(off, "entry header size " + std::to_string(header) + " is implausible");
+  if (header > end - off || payload > end - off - header) b.fail(off, "an entry's payload runs past its container");
+  FatbinEntry e;
+  e.kind = b.get<std::uint16_t>(off);
+  const auto flags = b.get<std::uint64_t>(off + 40);
+  e.compressed = (flags & (kFlagLz4 | kFlagZstd)) != 0;
+  e.size = payload;
+  if (e.kind == kKindPtx || e.kind == kKindSass) {
+    const auto number = b.get<std::uint32_t>(off + 28);
+    const auto arch = arch_from_number(number, suffix_of(flags));
+    if (!arch) b.fail(off, "architecture number " + std::to_string(number) + " is no GPU's");
+    e.target = CudaTarget{e.kind == kKindPtx ? CudaCodeKind::ptx : CudaCodeKind::sass, *arch};
+  }
+  out.push_back(e);
+  return off + header + payload;
+}
+
+}  // namespace
+
+std::string FatbinEntry::str() const { return target ? target->str() : "kind_" + std::to_string(kind); }
+
+std::vector<FatbinEntry> parse_fatbin(std::span<const std::byte> section, std::string_view name) {
+  const Bytes b(section, name);
+  std::vector<FatbinEntry> out;
+  std::uint64_t off = 0;
+  // Containers follow one another; what the linker pads between or after
+  // them is zeros.
+  while (off < b.size() && !b.zeros_from(off)) {
+    while (b.get<std::uint8_t>(off) == 0) ++off;  // terminates: a non-zero byte follows
+    if (b.size() - off < kContainerHeader) b.fail(off, "a container header runs past the section");
+    if (b.get<std::uint32_t>(off) != kMagic) b.fail(off, "no fatbin magic 0xBA55ED50");
+    const auto header = b.get<std::uint16_t>(off + 6);
+    const auto body = b.get<std::uint64_t>(off + 8);
+    if (header < kContainerHeader || header > b.size() - off) b.fail(off, "container header size " + std::to_string(header) + " is implausible");
+    if (body > b.size() - off - header) b.fail(off, "a container of " + std::to_string(body) + " bytes runs past the section");
+    const std::uint64_t end = off + header + body;
+    for (std::uint64_t e = off + header; e < end;) e = read_entry(b, e, end, out);
+    off = end;
+  }
+  return out;
+}
+
+std::vector<CudaTarget> cuda_targets(const std::vector<FatbinEntry>& entries) {
+  std::vector<CudaTarget> out;
+  for (const auto& e : entries)
+    if (e.target) out.push_back(*e.target);
+  return out;
+}
+
+}  // namespace kwheel

@@ -1,0 +1,334 @@
+#include "kwheel/index/pin.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "kwheel/base/digest.hpp"
+#include "kwheel/wheel/core_metadata.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/wheel/wheel_reader.hpp"
+#include "kwheel/hub/http.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kAccept =
+    "Accept: application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
+
+struct Page {
+  std::string body;
+  bool json = false;
+  std::string url;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(ErrorKind::not_found, "cannot read '" + p.string() + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path file_url_path(const std::string& url) {
+  std::string rest = url.substr(7);  // after file://
+  if (rest.starts_with("localhost/")) rest = rest.substr(9);
+  if (!rest.starts_with("/")) throw Error(ErrorKind::usage, "'" + url + "' is not a file:///absolute/path URL");
+  std::string out = percent_decode(rest);
+  return fs::path(out);
+}
+
+// A simple-API page: a directory's index.json (preferred) or index.html
+// for file://, content negotiation over HTTP.
+Page fetch_page(const std::string& url, HttpClient* http, const std::string& what) {
+  Page page;
+  page.url = url;
+  if (url.starts_with("file://")) {
+    fs::path dir = file_url_path(url);
+    std::error_code ec;
+    if (fs::exists(dir / "index.json", ec)) {
+      page.body = read_file(dir / "index.json");
+      page.json = true;
+    } else if (fs::exists(dir / "index.html", ec)) {
+      page.body = read_file(dir / "index.html");
+    } else {
+      throw Error(ErrorKind::not_found, what + " not found: '" + dir.string() + "' has no index.json or index.html");
+    }
+    return page;
+  }
+  HttpResponse r = http->get(url, false, kMaxIndexPageBody, {kAccept});
+  if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + display_url(url) + " (HTTP 404)");
+  if (r.status == 401 || r.status == 403)
+    throw Error(ErrorKind::auth, display_url(url) + " wants credentials (HTTP " + std::to_string(r.status) + "); kwheel pin reads public indexes only");
+  if (r.status != 200) throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what);
+  page.body = std::move(r.body);
+  page.json = r.header("content-type").find("json") != std::string::npos;
+  page.url = r.url;
+  return page;
+}
+
+std::string join_url(const std::string& page_url, const std::string& href) {
+  if (href.find("://") != std::string::npos) return href;
+  if (page_url.starts_with("file://")) {
+    fs::path base = file_url_path(page_url);
+    fs::path joined = href.starts_with("/") ? fs::path(href) : (base / href).lexically_normal();
+    return "file://" + joined.string();
+  }
+  return resolve_url(page_url, href);
+}
+
+int specificity(const LocalLabel& l, const InterpreterInfo& t) {
+  if (l.universal()) return 0;
+  if (l.noarch) return 1 + ((l.backend == "cuda" && t.cuda) || (l.backend == "cpu" && !t.cuda) ? 1 : 0);
+  if (l.framework.empty()) return 0;
+  int s = 3 + (l.framework == "torch" ? 1 : 0);
+  if ((l.cuda && t.cuda) || (l.rocm && t.hip)) s += 4;
+  return s;
+}
+
+std::string variant_name(const LocalLabel& l) {
+  if (l.universal()) return "universal";
+  std::string n = l.index_name();
+  return n.empty() ? "+" + l.text : n;
+}
+
+std::string describe(const InterpreterInfo& t) {
+  if (!t.executable.empty())
+    return t.executable + " (Python " + t.python + ", torch " + t.torch.value_or("none") + (t.cuda ? ", CUDA " + *t.cuda : t.hip ? ", ROCm" : ", CPU") + ")";
+  return "torch " + t.torch.value_or("?") + (t.cuda ? " + CUDA " + *t.cuda : " CPU-only");
+}
+
+}  // namespace
+
+InterpreterInfo described_target(const std::string& torch, const std::optional<std::string>& cuda) {
+  auto mm = leading_major_minor(torch);
+  if (!mm || torch.find_first_not_of("0123456789.") != std::string::npos)
+    throw Error(ErrorKind::usage, "--torch '" + torch + "' is not a torch version like 2.7");
+  InterpreterInfo t;
+  t.torch = mm->str();
+  if (cuda) {
+    auto c = leading_major_minor(*cuda);
+    if (!c || cuda->find_first_not_of("0123456789.") != std::string::npos)
+      throw Error(ErrorKind::usage, "--cuda '" + *cuda + "' is not a CUDA version like 12.6");
+    t.cuda = c->str();
+  }
+  return t;
+}
+
+namespace {
+
+// The METADATA of a candidate file: from the wheel itself where it is a
+// local file, else from its PEP 658 .metadata companion.
+std::optional<std::string> candidate_metadata(const IndexFile& f, HttpClient* http) {
+  std::string url = f.url;
+  if (url.starts_with("file://") || url.find("://") == std::string::npos) {
+    const fs::path p = url.starts_with("file://") ? file_url_path(url) : fs::path(url);
+    return WheelArchive(p).metadata_text();
+  }
+  if (!f.metadata_sha256 || !http) return std::nullopt;
+  HttpResponse r = http->get(url + ".metadata", false, 1 << 20);
+  if (r.status != 200) return std::nullopt;
+  return r.body;
+}
+
+// `pin --lock`: why a candidate is not the locked build, or nullopt.
+std::optional<std::string> commit_problem(const IndexFile& f, const PinRequest& req, HttpClient* http) {
+  auto text = candidate_metadata(f, http);
+  if (!text) return "the index serves no PEP 658 metadata for it, so its Hub commit is unknown; pin --lock from a directory or a kwheel index";
+  auto rev = recorded_revision(parse_metadata_fields(*text));
+  if (!rev) return "its METADATA records no Hub revision (not built by kwheel from the Hub)";
+  if (rev->first != *req.repo_id || rev->second != *req.commit)
+    return "built from " + rev->first + " at " + rev->second.substr(0, 12) + ", not the locked " + req.commit->substr(0, 12);
+  return std::nullopt;
+}
+
+}  // namespace
+
+PinResult pin(const PinRequest& req) {
+  PinResult result;
+  const bool is_url = req.source.find("://") != std::string::npos;
+  std::vector<IndexFile> files;
+  std::string where = req.source;
+  std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
+  HttpOptions ho;
+  ho.user_agent = "kwheel/" KWHEEL_VERSION;
+  ho.max_attempts = 3;
+  HttpClient http(ho);
+
+  if (!is_url) {
+    std::error_code ec;
+    if (!fs::is_directory(req.source, ec))
+      throw Error(ErrorKind::not_found, "'" + req.source + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
+    std::set<std::string> projects;
+    for (const auto& e : fs::directory_iterator(req.source)) {
+      const std::string fn = e.path().filename().string();
+      if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
+      WheelFilename w;
+      try {
+        w = parse_wheel_filename(fn);
+      } catch (const Error&) {
+        continue;
+      }
+      // pin --lock over a directory: the locked build's wheels, by what
+      // they record, whatever the kernel named its distribution.
+      IndexFile local;
+      local.url = fs::absolute(e.path()).string();
+      if (req.commit && !req.name && commit_problem(local, req, nullptr)) continue;
+      projects.insert(normalize_name(w.name));
+      if (wanted && normalize_name(w.name) != *wanted) continue;
+      IndexFile f;
+      f.filename = fn;
+      f.url = fs::absolute(e.path()).string();
+      f.sha256 = sha256_file_hex(e.path());
+      f.version = w.version;
+      files.push_back(std::move(f));
+    }
+    std::sort(files.begin(), files.end(), [](const IndexFile& x, const IndexFile& y) { return x.filename < y.filename; });
+    if (projects.empty() && req.commit)
+      throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no wheel built from " + *req.repo_id + " at " + req.commit->substr(0, 12) +
+                                            "; build them with `kwheel build --lock`");
+    if (projects.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
+    if (!wanted) {
+      if (projects.size() > 1) {
+        std::string list;
+        for (const auto& p : projects) list += (list.empty() ? "" : ", ") + p;
+        throw Error(ErrorKind::usage, "'" + req.source + "' holds wheels of several projects (" + list + "); pass --name");
+      }
+      wanted = *projects.begin();
+    }
+    result.index_line = "";
+    result.page_format = "directory";
+  } else {
+    if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
+      throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
+    std::string root = req.source;
+    if (!root.ends_with("/")) root += "/";
+    if (!wanted) {
+      Page p = fetch_page(root, &http, "index page");
+      auto names = parse_root_page(p.body, p.json, root);
+      if (names.size() != 1) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw Error(ErrorKind::usage, "index " + root + " lists " + std::to_string(names.size()) + " projects" + (list.empty() ? "" : " (" + list + ")") + "; pass --name");
+      }
+      wanted = normalize_name(names.front());
+    }
+    const std::string project_url = root + encode_component(*wanted) + "/";
+    Page p = fetch_page(project_url, &http, "project '" + *wanted + "'");
+    files = p.json ? parse_project_json(p.body, project_url) : parse_project_html(p.body, project_url);
+    result.page_format = p.json ? "json" : "html";
+    for (auto& f : files) f.url = join_url(p.url, f.url);
+    result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
+    where = project_url;
+  }
+  result.project = *wanted;
+
+  std::optional<SpecifierSet> spec;
+  if (req.version) spec = SpecifierSet::parse(*req.version);
+  struct Fit {
+    size_t i;
+    Version public_version, version;
+    int score;
+  };
+  std::vector<Fit> fits;
+  for (auto& f : files) {
+    PinCandidate c;
+    c.file = f;
+    WheelFilename w;
+    try {
+      w = parse_wheel_filename(f.filename);
+    } catch (const Error&) {
+      continue;  // an sdist or a stray file: not a candidate
+    }
+    if (normalize_name(w.name) != *wanted) continue;
+    c.label = read_label(w.version);
+    auto v = Version::try_parse(w.version);
+    if (!v) c.problem = "version '" + w.version + "' is not PEP 440";
+    else if (spec && !spec->contains(*v, true)) c.problem = "version " + w.version + " is outside --version " + spec->str();
+    else if (f.yanked) c.problem = "yanked on the index";
+    else if (f.sha256.size() != 64) c.problem = "the index gives no sha256 for it, so it cannot be pinned by hash";
+    else c.problem = filename_incompatibility(w, req.target, req.device);
+    if (!c.problem && req.commit) c.problem = commit_problem(f, req, &http);
+    if (!c.problem) fits.push_back({result.candidates.size(), Version::parse(v->public_str()), *v, specificity(c.label, req.target)});
+    result.candidates.push_back(std::move(c));
+  }
+  if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + *wanted + "' at " + where);
+
+  if (fits.empty()) {
+    std::map<std::string, std::set<std::string>> available;
+    // The example reason: a build for the target's torch if there is one
+    // (its problem is the interesting one), else the first.
+    std::string first_reason;
+    const auto target_torch = req.target.torch ? leading_major_minor(*req.target.torch) : std::nullopt;
+    for (int pass = 0; pass < 2 && first_reason.empty(); ++pass)
+      for (const auto& c : result.candidates)
+        if (first_reason.empty() && c.problem && (pass == 1 || (target_torch && c.label.framework_version == target_torch)))
+          first_reason = c.file.filename + ": " + *c.problem;
+    for (const auto& c : result.candidates) available[variant_name(c.label)].insert(c.file.version);
+    std::string list;
+    for (const auto& [v, versions] : available) {
+      std::string vs;
+      for (const auto& x : versions) {
+        if (!vs.empty()) vs += "/";
+        vs += Version::try_parse(x).value_or(Version::parse("0")).public_str();
+      }
+      list += (list.empty() ? "" : ", ") + v + " (" + vs + ")";
+    }
+    throw Error(ErrorKind::not_found, "no " + *wanted + " wheel at " + where + " fits " + (req.target_described.empty() ? describe(req.target) : req.target_described) +
+                                          "; available: " + list + " (e.g. " + first_reason + "); pin one with --torch X.Y --cuda X.Y or --cpu, or build that variant");
+  }
+  auto best = std::max_element(fits.begin(), fits.end(), [](const Fit& a, const Fit& b) {
+    if (a.public_version != b.public_version) return a.public_version < b.public_version;
+    if (a.score != b.score) return a.score < b.score;
+    return a.version < b.version;
+  });
+  const PinCandidate& chosen = result.candidates[best->i];
+  result.label = chosen.label;
+  result.version = chosen.file.version;
+  for (const auto& f : fits)
+    if (f.version == best->version && result.candidates[f.i].file.version == chosen.file.version) result.files.push_back(result.candidates[f.i].file);
+  std::sort(result.files.begin(), result.files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
+
+  result.requirement = result.project + "==" + result.version;
+  for (const auto& f : result.files) result.requirement += " --hash=sha256:" + f.sha256;
+  std::string t = "# kwheel pin: " + result.project + " for " + (req.target_described.empty() ? describe(req.target) : req.target_described) + "\n";
+  t += "# variant: " + result.label.describe() + (result.label.index_name().empty() ? "" : " (sub-index " + result.label.index_name() + ")") + "\n";
+  for (const auto& f : result.files) t += "# file: " + f.filename + "\n";
+  if (!result.index_line.empty()) t += result.index_line + "\n";
+  else t += "# from directory " + fs::absolute(req.source).string() + ": pip install --find-links DIR -r requirements.txt\n";
+  t += result.requirement + "\n";
+  result.text = t;
+  return result;
+}
+
+json to_json(const PinResult& r) {
+  json files = json::array();
+  for (const auto& f : r.files) files.push_back({{"filename", f.filename}, {"url", f.url}, {"sha256", f.sha256}});
+  json candidates = json::array();
+  for (const auto& c : r.candidates) {
+    json j{{"filename", c.file.filename}, {"variant", variant_name(c.label)}, {"fits", !c.problem.has_value()}};
+    if (c.problem) j["reason"] = *c.problem;
+    candidates.push_back(std::move(j));
+  }
+  return json{{"ok", true},
+              {"project", r.project},
+              {"version", r.version},
+              {"variant", variant_name(r.label)},
+              {"variant_described", r.label.describe()},
+              {"requirement", r.requirement},
+              {"index_line", r.index_line},
+              {"page_format", r.page_format},
+              {"requirements", r.text},
+              {"files", files},
+              {"candidates", candidates}};
+}
+
+}  // namespace kwheel

@@ -1,0 +1,440 @@
+#include "kwheel/index/publish.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "kwheel/base/digest.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/index/pypirc.hpp"
+#include "kwheel/index/simple_index.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct UrlFree {
+  void operator()(CURLU* u) const noexcept { curl_url_cleanup(u); }
+};
+struct CurlStrFree {
+  void operator()(char* s) const noexcept { curl_free(s); }
+};
+using Url = std::unique_ptr<CURLU, UrlFree>;
+using CurlStr = std::unique_ptr<char, CurlStrFree>;
+
+struct ParsedUrl {
+  std::string without_userinfo;
+  std::optional<std::string> user, password;
+  std::string scheme, host;
+};
+
+// Splits user:password@ off an upload URL (twine's _config_from_repository_url).
+ParsedUrl parse_upload_url(const std::string& url, const std::string& what) {
+  Url u(curl_url());
+  if (!u) throw std::bad_alloc();
+  // The URL may carry a password: never quote it in the error.
+  if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+    throw Error(ErrorKind::usage, what + " is not a valid URL; expected e.g. http://127.0.0.1:8080/ or https://upload.pypi.org/legacy/");
+  ParsedUrl p;
+  auto get = [&](CURLUPart part, unsigned flags = 0) -> std::optional<std::string> {
+    char* out = nullptr;
+    if (curl_url_get(u.get(), part, &out, flags) != CURLUE_OK || !out) return std::nullopt;
+    CurlStr s(out);
+    return std::string(s.get());
+  };
+  p.scheme = ascii_lower(get(CURLUPART_SCHEME).value_or(""));
+  p.host = get(CURLUPART_HOST).value_or("");
+  if ((p.scheme != "http" && p.scheme != "https") || p.host.empty())
+    throw Error(ErrorKind::usage, what + " must be an http:// or https:// URL with a host");
+  p.user = get(CURLUPART_USER, CURLU_URLDECODE);
+  p.password = get(CURLUPART_PASSWORD, CURLU_URLDECODE);
+  curl_url_set(u.get(), CURLUPART_USER, nullptr, 0);
+  curl_url_set(u.get(), CURLUPART_PASSWORD, nullptr, 0);
+  p.without_userinfo = get(CURLUPART_URL).value_or(url);
+  return p;
+}
+
+bool is_pypi(const std::string& url) {
+  return url.starts_with("https://upload.pypi.org/") || url.starts_with("https://test.pypi.org/") || url.starts_with("https://pypi.python.org/") ||
+         url.starts_with("https://testpypi.python.org/");
+}
+
+std::string home_config() {
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.pypirc";
+}
+
+std::string expand_user(const std::string& path) {
+  if (path == "~" || path.starts_with("~/")) {
+    const char* home = std::getenv("HOME");
+    return std::string(home && *home ? home : ".") + path.substr(1);
+  }
+  return path;
+}
+
+// Core metadata header -> upload form field, as twine's
+// _RAW_TO_PACKAGE_METADATA (packaging's RawMetadata names, some renamed).
+struct FieldMap {
+  const char* header;  // lower-case
+  const char* field;
+  bool multiple;
+};
+constexpr FieldMap kFields[] = {
+    {"metadata-version", "metadata_version", false},
+    {"name", "name", false},
+    {"version", "version", false},
+    {"platform", "platform", true},
+    {"summary", "summary", false},
+    {"description", "description", false},
+    {"keywords", "keywords", false},
+    {"home-page", "home_page", false},
+    {"author", "author", false},
+    {"author-email", "author_email", false},
+    {"license", "license", false},
+    {"supported-platform", "supported_platform", true},
+    {"download-url", "download_url", false},
+    {"classifier", "classifiers", true},
+    {"requires", "requires", true},
+    {"provides", "provides", true},
+    {"obsoletes", "obsoletes", true},
+    {"maintainer", "maintainer", false},
+    {"maintainer-email", "maintainer_email", false},
+    {"requires-dist", "requires_dist", true},
+    {"provides-dist", "provides_dist", true},
+    {"obsoletes-dist", "obsoletes_dist", true},
+    {"requires-python", "requires_python", false},
+    {"requires-external", "requires_external", true},
+    {"project-url", "project_urls", true},
+    {"description-content-type", "description_content_type", false},
+    {"provides-extra", "provides_extra", true},
+    {"dynamic", "dynamic", true},
+    {"license-expression", "license_expression", false},
+    {"license-file", "license_file", true},
+};
+
+// pkg_resources.safe_name, which twine sends as the form's name.
+std::string safe_name(const std::string& name) {
+  std::string out;
+  bool in_run = false;
+  for (char c : name) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.';
+    if (keep) out += c;
+    else if (!in_run) out += '-';
+    in_run = !keep;
+  }
+  return out;
+}
+
+// Every <...> becomes one space (what replacing the regex <[^>]*> with " "
+// does, without std::regex's per-character recursion: error pages come from
+// the server and may be long).
+std::string tags_to_spaces(const std::string& text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t open = text.find('<', i);
+    size_t close = open == std::string::npos ? std::string::npos : text.find('>', open + 1);
+    if (close == std::string::npos) break;
+    out.append(text, i, open - i);
+    out += ' ';
+    i = close + 1;
+  }
+  out.append(text, i, std::string::npos);
+  return out;
+}
+
+std::string inner_of(const std::string& body, const std::string& tag) {
+  std::string lb = ascii_lower(body);
+  size_t a = lb.find("<" + tag);
+  if (a == std::string::npos) return "";
+  a = lb.find('>', a);
+  size_t b = lb.find("</" + tag, a);
+  if (a == std::string::npos || b == std::string::npos) return "";
+  return body.substr(a + 1, b - a - 1);
+}
+
+std::string human_size(uint64_t n) {
+  std::ostringstream s;
+  if (n >= (1u << 20)) s << (n * 10 / 1048576) / 10.0 << " MiB";
+  else if (n >= 1024) s << (n * 10 / 1024) / 10.0 << " KiB";
+  else s << n << " B";
+  return s.str();
+}
+
+}  // namespace
+
+Repository resolve_repository(const RepositorySources& src) {
+  Repository repo;
+  std::optional<std::string> cfg_user;
+  std::optional<Secret> cfg_password;
+  std::optional<std::string> cfg_ca;
+  std::string where_to_fix;
+  if (src.repository_url && !src.repository_url->empty()) {
+    ParsedUrl p = parse_upload_url(*src.repository_url, "--repository-url");
+    repo.url = p.without_userinfo;
+    cfg_user = p.user;
+    if (p.password) cfg_password = Secret(*p.password);
+    repo.described = "--repository-url " + repo.url;
+    where_to_fix = "--username/--password or TWINE_USERNAME/TWINE_PASSWORD";
+  } else if (src.repository && !src.repository->empty()) {
+    const bool explicit_file = !src.config_file.empty();
+    const std::string path = explicit_file ? expand_user(src.config_file) : home_config();
+    std::string text;
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+      std::ifstream in(path, std::ios::binary);
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      if (!in && !in.eof()) throw Error(ErrorKind::input, "cannot read config file '" + path + "'");
+      text = ss.str();
+    } else if (explicit_file) {
+      throw Error(ErrorKind::input, "config file '" + path + "' does not exist; pass --config-file PATH to a .pypirc, or --repository-url URL");
+    }
+    auto repos = pypirc_repositories(parse_ini(text, path));
+    auto it = repos.find(*src.repository);
+    if (it == repos.end()) {
+      std::string known;
+      for (const auto& [name, _] : repos) known += (known.empty() ? "" : ", ") + name;
+      throw Error(ErrorKind::input, "'" + path + "' has no repository '" + *src.repository + "' (twine reads the sections named in [distutils] index-servers; known: " +
+                                        known + "); add it to index-servers with a [" + *src.repository + "] section, or pass --repository-url URL");
+    }
+    if (!it->second.repository)
+      throw Error(ErrorKind::input, "section [" + *src.repository + "] of '" + path + "' has no 'repository = URL' line; add the index's upload URL there");
+    ParsedUrl p = parse_upload_url(*it->second.repository, "the repository URL of [" + *src.repository + "] in '" + path + "'");
+    repo.url = p.without_userinfo;
+    cfg_user = it->second.username;
+    cfg_password = it->second.password;
+    cfg_ca = it->second.ca_cert;
+    repo.described = "[" + *src.repository + "] in " + path;
+    where_to_fix = "the [" + *src.repository + "] section of " + path + ", --username/--password or TWINE_USERNAME/TWINE_PASSWORD";
+  } else {
+    throw Error(ErrorKind::usage,
+                "name the index to upload to: --repository-url URL (or TWINE_REPOSITORY_URL), or --repository NAME for a section of ~/.pypirc (or TWINE_REPOSITORY)");
+  }
+  std::optional<std::string> user = src.username ? src.username : cfg_user;
+  std::optional<Secret> password = src.password ? src.password : cfg_password;
+  if (!user && is_pypi(repo.url)) user = "__token__";  // twine's default for PyPI API tokens
+  if (password && !password->empty() && (!user || user->empty()))
+    throw Error(ErrorKind::auth, "a password was given for " + repo.url + " but no username; pass --username (for an API token: --username __token__) or set TWINE_USERNAME");
+  if (user && !user->empty() && (!password || password->empty()))
+    throw Error(ErrorKind::auth, "no password for user '" + *user + "' at " + repo.url + "; set it in " + where_to_fix);
+  repo.username = user.value_or("");
+  if (password) repo.password = *password;
+  repo.ca_cert = src.ca_cert ? *src.ca_cert : cfg_ca.value_or("");
+  if (!repo.ca_cert.empty()) repo.ca_cert = expand_user(repo.ca_cert);
+  return repo;
+}
+
+std::vector<FormPart> upload_form(const WheelArchive& wheel, const std::string& sha256_hex) {
+  // Header names are case-insensitive: index the archive's fields by lower case.
+  std::multimap<std::string, std::string> fields;
+  for (const auto& [k, v] : wheel.metadata()) fields.emplace(ascii_lower(k), v);
+  std::string metadata_version = fields.count("metadata-version") ? fields.find("metadata-version")->second : "1.0";
+  const bool license_files_allowed = Version::try_parse(metadata_version).value_or(Version::parse("0")) >= Version::parse("2.4");
+
+  std::vector<FormPart> parts;
+  auto add = [&](const std::string& name, const std::string& value) { parts.push_back(FormPart{name, value, {}, {}, {}}); };
+  for (const auto& f : kFields) {
+    if (std::string(f.field) == "license_file" && !license_files_allowed) continue;
+    auto [it, end] = fields.equal_range(f.header);
+    if (it == end) continue;
+    if (std::string(f.field) == "name") {
+      // twine sends pkg_resources.safe_name(): runs of other characters become
+      // '-' (re.sub('[^A-Za-z0-9.]+', '-', name); by hand, as std::regex
+      // overflows the stack on a long run, and the name is the wheel's).
+      add("name", safe_name(trim(it->second)));
+      continue;
+    }
+    if (std::string(f.field) == "keywords") {
+      // packaging splits on commas, twine joins with ", ".
+      std::string joined, item;
+      std::istringstream in(it->second);
+      while (std::getline(in, item, ','))
+        if (auto s = trim(item); !s.empty()) joined += (joined.empty() ? "" : ", ") + s;
+      add("keywords", joined);
+      continue;
+    }
+    for (; it != end; ++it) {
+      std::string value = it->second;
+      if (std::string(f.field) == "project_urls") {
+        size_t comma = value.find(',');
+        value = comma == std::string::npos ? trim(value) + ", " : trim(value.substr(0, comma)) + ", " + trim(value.substr(comma + 1));
+      } else if (std::string(f.field) != "description") {
+        value = trim(value);
+      }
+      add(f.field, value);
+      if (!f.multiple) break;
+    }
+  }
+  const WheelFilename& fn = wheel.filename();
+  std::string pyversion;
+  for (const auto& p : fn.python) pyversion += (pyversion.empty() ? "" : ".") + p;
+  add("pyversion", pyversion);
+  add("filetype", "bdist_wheel");
+  add("sha256_digest", sha256_hex);
+  add(":action", "file_upload");
+  add("protocol_version", "1");
+  parts.push_back(FormPart{"content", "", wheel.path(), wheel.path().filename().string(), "application/octet-stream"});
+  return parts;
+}
+
+bool says_already_exists(long status, const std::string& reason, const std::string& body) {
+  if (status == 409) return true;
+  return status == 400 && (ascii_lower(reason).find("already exist") != std::string::npos || ascii_lower(body).find("already exist") != std::string::npos);
+}
+
+std::string server_message(const std::string& reason, const std::string& body) {
+  std::string text = body;
+  if (ascii_lower(body).find("<html") != std::string::npos || ascii_lower(body).find("<!doctype") != std::string::npos) {
+    text = inner_of(body, "pre");
+    if (trim(text).empty()) text = inner_of(body, "h1");
+    if (trim(text).empty()) text = inner_of(body, "title");
+    text = html_unescape(tags_to_spaces(text));
+  }
+  std::string out;
+  bool space = false;
+  for (unsigned char c : text) {
+    if (std::isspace(c) || c < 0x20) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += static_cast<char>(c);
+  }
+  if (out.empty()) out = trim(reason);
+  if (out.size() > 300) out = out.substr(0, 297) + "...";
+  return out;
+}
+
+std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Repository& repo, const PublishOptions& o,
+                                  const std::function<void(const UploadResult&)>& on_done) {
+  // Every file is checked before the first byte goes out.
+  std::vector<UploadResult> results(wheels.size());
+  std::vector<std::vector<FormPart>> forms(wheels.size());
+  for (size_t i = 0; i < wheels.size(); ++i) {
+    WheelArchive archive(wheels[i]);
+    if (auto problems = archive.verify_record(); !problems.empty())
+      throw Error(ErrorKind::input, "refusing to publish '" + wheels[i].string() + "': RECORD check failed: " + problems.front() +
+                                        "; rebuild the wheel");
+    results[i].file = wheels[i];
+    results[i].sha256 = sha256_file_hex(wheels[i]);
+    results[i].size = fs::file_size(wheels[i]);
+    forms[i] = upload_form(archive, results[i].sha256);
+  }
+
+  HttpOptions http;
+  http.auth_origin = url_origin(repo.url);
+  http.username = repo.username;
+  http.token = repo.password;
+  http.max_attempts = std::max(1u, o.max_attempts);
+  http.backoff = o.backoff;
+  http.stall_timeout = o.stall_timeout;
+  http.user_agent = o.user_agent;
+  http.ca_bundle = repo.ca_cert;
+  http.tls_fix = "pass its CA certificate with --cert FILE (or TWINE_CERT, or ca_cert in .pypirc)";
+
+  auto upload_one = [&](size_t i) {
+    UploadResult& r = results[i];
+    const std::string name = r.file.filename().string();
+    HttpClient client(http);
+    auto fail = [&](ErrorKind kind, const std::string& why) {
+      r.status = UploadResult::Status::failed;
+      r.exit_code = static_cast<int>(kind);
+      r.message = repo.password.redact(redact_secrets(why));
+    };
+    try {
+      HttpResponse resp = client.post_multipart(repo.url, forms[i]);
+      r.attempts = static_cast<unsigned>(client.stats().requests);
+      r.http_status = resp.status;
+      // Redacted before server_message cuts it short (a cut secret would no
+      // longer match); every registered form first, so the whole Basic
+      // credential goes before the password's own forms break it up.
+      const std::string said = server_message(resp.reason, repo.password.redact(redact_secrets(resp.body)));
+      const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + trim(resp.reason));
+      if (resp.status >= 200 && resp.status < 300 && ascii_lower(resp.reason + " " + said).find("identical") != std::string::npos) {
+        // devpi: "200 Upload of identical file to non volatile index." The
+        // index compared the bytes itself: nothing new was stored.
+        r.status = UploadResult::Status::exists;
+        r.message = "the index already has these exact bytes: " + status;
+      } else if (resp.status >= 200 && resp.status < 300) {
+        r.status = UploadResult::Status::uploaded;
+        r.message = human_size(r.size);
+      } else if (says_already_exists(resp.status, resp.reason, resp.body)) {
+        const std::string retried = r.attempts > 1 ? " (an earlier, interrupted attempt of this run may have stored it)" : "";
+        if (o.skip_existing) {
+          r.status = UploadResult::Status::exists;
+          r.message = "already on the index, skipped" + retried;
+        } else {
+          fail(ErrorKind::input, name + " is already on " + repo.url + " (" + status + (said.empty() ? "" : ": " + said) + ")" + retried +
+                                     "; an index keeps published files unchanged: pass --skip-existing to accept the copy there, or publish a new version");
+        }
+      } else if (resp.status == 401 || resp.status == 403) {
+        fail(ErrorKind::auth, repo.username.empty()
+                                  ? repo.url + " wants credentials (" + status + "); pass --username and TWINE_PASSWORD (or --password), or use a .pypirc section"
+                                  : repo.url + " refused the credentials of user '" + repo.username + "' (" + status + (said.empty() ? "" : ": " + said) +
+                                        "); check the password or token for " + repo.described);
+      } else if (resp.status >= 300 && resp.status < 400) {
+        fail(ErrorKind::usage, repo.url + " answered " + status + " to " + display_url(resp.header("location")) +
+                                   "; uploads are not redirected (credentials stay with the URL you gave): pass the final upload URL as --repository-url");
+      } else if (resp.status == 404 || resp.status == 405) {
+        fail(ErrorKind::not_found, "no upload endpoint at " + repo.url + " (" + status + (said.empty() ? "" : ": " + said) +
+                                       "); check --repository-url (pypiserver: the server root /, devpi: /USER/INDEX/, PyPI: /legacy/)");
+      } else {
+        fail(ErrorKind::input, repo.url + " rejected " + name + " (" + status + (said.empty() ? "" : ": " + said) + ")");
+      }
+    } catch (const Error& e) {
+      r.attempts = static_cast<unsigned>(client.stats().requests);
+      fail(e.kind(), std::string(e.what()));
+    }
+  };
+
+  std::mutex done_mutex;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < results.size();) {
+      upload_one(i);
+      if (on_done) {
+        std::lock_guard lock(done_mutex);
+        on_done(results[i]);
+      }
+    }
+  };
+  const unsigned n = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(results.size())));
+  {
+    std::vector<std::jthread> threads;
+    for (unsigned t = 1; t < n; ++t) threads.emplace_back(worker);
+    worker();
+  }
+  return results;
+}
+
+const char* status_name(UploadResult::Status s) {
+  switch (s) {
+    case UploadResult::Status::uploaded: return "uploaded";
+    case UploadResult::Status::exists: return "exists";
+    case UploadResult::Status::failed: return "failed";
+  }
+  return "?";
+}
+
+nlohmann::json to_json(const UploadResult& r) {
+  nlohmann::json j{{"file", r.file.string()},      {"filename", r.file.filename().string()}, {"status", status_name(r.status)},
+                   {"http_status", r.http_status}, {"attempts", r.attempts},                {"sha256", r.sha256},
+                   {"size", r.size},               {"message", r.message}};
+  if (r.status == UploadResult::Status::failed) j["exit_code"] = r.exit_code;
+  return j;
+}
+
+}  // namespace kwheel

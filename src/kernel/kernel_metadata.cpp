@@ -1,0 +1,289 @@
+#include "kwheel/kernel/kernel_metadata.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "kwheel/base/embedded_data.hpp"
+#include "kwheel/base/error.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// metadata.json nests three levels; a hostile file nesting thousands would
+// only cost stack and memory in the parser.
+constexpr int kMaxDepth = 32;
+
+bool nesting_within(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+class Fields {
+ public:
+  Fields(const json& object, const std::string& where) : j_(object), where_(where) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const {
+    throw Error(ErrorKind::input, where_ + ": metadata.json field '" + key + "' " + why + "; rebuild the kernel with a current kernel-builder");
+  }
+  const json* get(const std::string& key) const {
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::optional<std::string> string(const std::string& key) const {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) fail(key, "must be a string, not " + std::string(v->type_name()));
+    return v->get<std::string>();
+  }
+  std::optional<uint64_t> count(const std::string& key) const {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number_unsigned()) fail(key, "must be a non-negative integer, not " + v->dump().substr(0, 40));
+    return v->get<uint64_t>();
+  }
+  std::vector<std::string> strings(const std::string& key) const {
+    const json* v = get(key);
+    if (!v) return {};
+    return string_list(*v, key);
+  }
+  std::vector<std::string> string_list(const json& v, const std::string& key) const {
+    if (!v.is_array()) fail(key, "must be a list of strings, not " + std::string(v.type_name()));
+    std::vector<std::string> out;
+    for (const auto& e : v) {
+      if (!e.is_string()) fail(key, "must be a list of strings; it holds " + std::string(e.type_name()));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  const json* object(const std::string& key) const {
+    const json* v = get(key);
+    if (v && !v->is_object()) fail(key, "must be an object, not " + std::string(v->type_name()));
+    return v;
+  }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+KernelDependency parse_dependency(const json& e, const Fields& f) {
+  if (!e.is_object()) f.fail("kernel-depends", "must be a list of {repo-id, version|revision} objects");
+  KernelDependency dep;
+  auto repo = e.find("repo-id");
+  if (repo == e.end() || !repo->is_string()) f.fail("kernel-depends", "has an entry without a string 'repo-id'");
+  dep.repo_id = repo->get<std::string>();
+  auto v = e.find("version");
+  auto r = e.find("revision");
+  const bool has_v = v != e.end() && !v->is_null(), has_r = r != e.end() && !r->is_null();
+  if (has_v == has_r) f.fail("kernel-depends", "entry '" + dep.repo_id + "' needs exactly one of 'version' and 'revision'");
+  if (has_v) {
+    if (!v->is_number_unsigned()) f.fail("kernel-depends", "entry '" + dep.repo_id + "' has a version that is not a non-negative integer");
+    dep.version = v->get<uint64_t>();
+  } else {
+    if (!r->is_string()) f.fail("kernel-depends", "entry '" + dep.repo_id + "' has a revision that is not a string");
+    dep.revision = r->get<std::string>();
+  }
+  return dep;
+}
+
+KernelDigest parse_digest(const json& d, const Fields& f) {
+  KernelDigest digest;
+  auto alg = d.find("algorithm");
+  if (alg == d.end() || !alg->is_string()) f.fail("digest", "needs a string 'algorithm'");
+  digest.algorithm = alg->get<std::string>();
+  if (digest.algorithm != "sha256" && digest.algorithm != "sha512")
+    f.fail("digest", "has algorithm '" + digest.algorithm + "'; kernels knows sha256 and sha512");
+  auto files = d.find("files");
+  if (files == d.end() || !files->is_object()) f.fail("digest", "needs a 'files' object {path: base64 hash}");
+  for (const auto& [path, hash] : files->items()) {
+    if (!hash.is_string()) f.fail("digest", "has a non-string hash for '" + path + "'");
+    digest.files[path] = hash.get<std::string>();
+  }
+  return digest;
+}
+
+void parse_backend(const json& b, const Fields& f, KernelMetadata& md) {
+  auto type = b.find("type");
+  if (type == b.end() || !type->is_string()) f.fail("backend", "needs a string 'type' (cuda, cpu, ...)");
+  md.backend = type->get<std::string>();
+  auto archs = b.find("archs");
+  if (archs != b.end() && !archs->is_null()) md.archs = f.string_list(*archs, "backend.archs");
+}
+
+}  // namespace
+
+json to_json(const KernelMetadata& md) {
+  json j = json::object();
+  auto opt = [&](const char* key, const auto& v) { if (v) j[key] = *v; };
+  opt("name", md.name);
+  opt("id", md.id);
+  opt("version", md.version);
+  opt("license", md.license);
+  opt("upstream", md.upstream);
+  opt("source", md.source);
+  opt("backend", md.backend);
+  j["archs"] = md.archs;
+  j["python_depends"] = md.python_depends;
+  json deps = json::array();
+  for (const auto& d : md.kernel_depends) {
+    json e{{"repo_id", d.repo_id}};
+    if (d.version) e["version"] = *d.version;
+    if (d.revision) e["revision"] = *d.revision;
+    deps.push_back(e);
+  }
+  j["kernel_depends"] = deps;
+  j["digest"] = md.digest ? json(md.digest->algorithm) : json(nullptr);
+  return j;
+}
+
+bool is_valid_kernel_name(std::string_view name) {
+  if (name.size() < 2 || !(name.front() >= 'a' && name.front() <= 'z')) return false;
+  if (name.back() == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+std::optional<std::string> KernelMetadata::python_name() const {
+  if (!name) return std::nullopt;
+  std::string out = *name;
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+KernelMetadata parse_kernel_metadata(std::string_view text, const std::string& where) {
+  const std::string fix = "; rebuild the kernel with a current kernel-builder";
+  if (text.size() > kMaxKernelMetadataBytes)
+    throw Error(ErrorKind::input, where + ": metadata.json is " + std::to_string(text.size()) + " bytes, over the 1 MiB limit" + fix);
+  if (!nesting_within(text, kMaxDepth))
+    throw Error(ErrorKind::input, where + ": metadata.json nests deeper than " + std::to_string(kMaxDepth) + " levels" + fix);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error(ErrorKind::input, where + ": metadata.json is not valid JSON" + fix);
+  if (!j.is_object()) throw Error(ErrorKind::input, where + ": metadata.json must hold a JSON object, not " + std::string(j.type_name()) + fix);
+  Fields f(j, where);
+  KernelMetadata md;
+  md.name = f.string("name");
+  if (md.name && !is_valid_kernel_name(*md.name))
+    f.fail("name", "is '" + *md.name + "'; kernel names are lowercase letters, digits and '-' (e.g. my-kernel)");
+  md.id = f.string("id");
+  md.version = f.count("version");
+  md.license = f.string("license");
+  md.upstream = f.string("upstream");
+  md.source = f.string("source");
+  md.python_depends = f.strings("python-depends");
+  if (const json* pdb = f.object("python-depends-backends"))
+    for (const auto& [backend, list] : pdb->items()) md.python_depends_backends[backend] = f.string_list(list, "python-depends-backends." + backend);
+  if (const json* kd = f.get("kernel-depends")) {
+    if (!kd->is_array()) f.fail("kernel-depends", "must be a list");
+    for (const auto& e : *kd) md.kernel_depends.push_back(parse_dependency(e, f));
+  }
+  if (const json* b = f.object("backend")) parse_backend(*b, f, md);
+  if (const json* d = f.object("digest")) md.digest = parse_digest(*d, f);
+  return md;
+}
+
+KernelMetadata read_kernel_metadata(const fs::path& file, const std::string& where) {
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (ec) throw Error(ErrorKind::io, where + ": cannot read metadata.json: " + ec.message());
+  if (size > kMaxKernelMetadataBytes)
+    throw Error(ErrorKind::input, where + ": metadata.json is " + std::to_string(size) + " bytes, over the 1 MiB limit; rebuild the kernel with a current kernel-builder");
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) throw Error(ErrorKind::io, where + ": cannot read metadata.json");
+  return parse_kernel_metadata(text, where);
+}
+
+namespace {
+
+const json& depends_policy() {
+  static const json policy = json::parse(embedded_data("python_depends"));
+  return policy;
+}
+
+void add_mapped(const json& table, std::vector<std::string>& out) {
+  for (const auto& p : table.value("python", json::array()))
+    if (p.contains("pkg") && p["pkg"].is_string()) out.push_back(p["pkg"].get<std::string>());
+}
+
+std::string known_names(const std::string& backend) {
+  std::set<std::string> names;
+  const json& policy = depends_policy();
+  for (const auto& [n, _] : policy["general"].items()) names.insert(n);
+  if (policy["backends"].contains(backend))
+    for (const auto& [n, _] : policy["backends"][backend].items()) names.insert(n);
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> python_requirements(const KernelMetadata& md, const std::string& backend, const std::string& where) {
+  std::vector<std::string> deps = md.python_depends;
+  if (auto it = md.python_depends_backends.find(backend); it != md.python_depends_backends.end())
+    deps.insert(deps.end(), it->second.begin(), it->second.end());
+  const json& policy = depends_policy();
+  const json& general = policy["general"];
+  const json empty = json::object();
+  const json& for_backend = policy["backends"].contains(backend) ? policy["backends"][backend] : empty;
+  std::vector<std::string> out;
+  for (const auto& d : deps) {
+    if (general.contains(d)) add_mapped(general[d], out);
+    else if (for_backend.contains(d)) add_mapped(for_backend[d], out);
+    else
+      throw Error(ErrorKind::input, where + ": metadata.json python-depends names '" + d + "', which kernels 0.17 does not know for the " + backend +
+                                        " backend (known: " + known_names(backend) + "); fix the kernel's build.toml and rebuild it");
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> kernel_requirements(const KernelMetadata& md) {
+  std::vector<std::string> out;
+  for (const auto& d : md.kernel_depends) {
+    std::string name = d.repo_id.substr(d.repo_id.find('/') + 1);
+    if (d.version) out.push_back(name + ">=" + std::to_string(*d.version) + ",<" + std::to_string(*d.version + 1));
+    else out.push_back(name);
+  }
+  return out;
+}
+
+std::optional<std::string> browsable_url(std::string_view url) {
+  std::string u(url);
+  if (u.starts_with("git+")) u = u.substr(4);
+  if (u.starts_with("https://") || u.starts_with("http://")) return u;
+  std::string host_path;
+  if (u.starts_with("ssh://") || u.starts_with("git://")) {
+    host_path = u.substr(u.find("://") + 3);
+    if (auto at = host_path.find('@'); at != std::string::npos && at < host_path.find('/')) host_path = host_path.substr(at + 1);
+  } else if (auto colon = u.find(':'); colon != std::string::npos && u.find("://") == std::string::npos) {
+    std::string host = u.substr(0, colon);  // scp-like: git@github.com:org/repo.git
+    if (auto at = host.find('@'); at != std::string::npos) host = host.substr(at + 1);
+    host_path = host + "/" + u.substr(colon + 1);
+  } else {
+    return std::nullopt;
+  }
+  if (host_path.empty() || host_path.find_first_of(" \t\r\n") != std::string::npos) return std::nullopt;
+  return "https://" + host_path;
+}
+
+}  // namespace kwheel

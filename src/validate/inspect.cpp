@@ -1,0 +1,134 @@
+#include "kwheel/validate/inspect.hpp"
+
+#include <stdlib.h>
+
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/shared_object.hpp"
+#include "kwheel/evidence/macho.hpp"
+#include "kwheel/base/mapped_file.hpp"
+#include "kwheel/base/temp_dir.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/wheel/wheel_reader.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The objects of a wheel or a file: ELF (Linux) or Mach-O (macOS).
+struct Objects {
+  std::vector<ElfInfo> elves;
+  std::vector<ObjectGpuCode> gpu;
+  std::vector<MachOInfo> machos;
+};
+
+// One object's ELF facts and GPU code, from one mapping, or its Mach-O
+// facts; reports name it `name` (the wheel member, not a temp file).
+void read_object(const fs::path& file, const std::string& name, Objects& out) {
+  if (is_macho_file(file)) {
+    MachOInfo m = read_macho(file);
+    m.name = name;
+    out.machos.push_back(std::move(m));
+    return;
+  }
+  auto& elves = out.elves;
+  auto& gpu = out.gpu;
+  const MappedFile mapped(file);
+  ElfInfo e = parse_elf(mapped.bytes(), file.string());
+  gpu.push_back(read_gpu_code(mapped.bytes(), e, name));
+  e.name = name;
+  elves.push_back(std::move(e));
+}
+
+// Only the shared objects leave the archive, one at a time, each removed
+// once read: the scratch space is one member, whatever the wheel holds.
+// WheelArchive has bounded their declared sizes and stream() holds each to
+// its declared size.
+template <class F>
+void for_each_object(const WheelArchive& wheel, F&& read) {
+  TempDir scratch("inspect");
+  const fs::path tmp = scratch.path() / "member.so";
+  for (const auto& m : wheel.members()) {
+    if (!is_shared_object(m)) continue;
+    wheel.extract(m, tmp, kMaxInspectedObjectBytes);
+    if (!is_elf_file(tmp) && !is_macho_file(tmp))
+      throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");
+    read(tmp, m);
+    fs::remove(tmp);
+  }
+}
+
+}  // namespace
+
+std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
+  Objects objects;
+  for_each_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, objects); });
+  return objects.gpu;
+}
+
+namespace {
+
+// A macOS wheel or object judged as the build judges a darwin variant,
+// once per CPU its tags stand for (universal2: arm64 and x86_64); the
+// report kept is the one needing the newest macOS.
+void judge_macos(Inspection& out, const std::vector<MachOInfo>& machos, const std::vector<std::string>& platforms, bool metal) {
+  std::vector<std::pair<MacosVersion, std::string>> tagged;
+  for (const auto& p : platforms)
+    if (auto t = parse_macos_tag(p))
+      for (const auto& arch : macos_tag_archs(t->second)) tagged.emplace_back(t->first, arch);
+  if (tagged.empty()) tagged.emplace_back(MacosVersion{}, machos.front().slices.front().arch);
+  for (const auto& [version, arch] : tagged) {
+    MacosReport r = assess_macos(machos, arch, macos_backend_floor(arch, metal), std::nullopt);
+    if (version != MacosVersion{} && version < r.floor)
+      out.macos_problems.push_back("tagged macOS " + version.str() + " but " + r.reason + "; rebuild the wheel (kwheel tags it " + r.platform_tag + ")");
+    if (!out.macos || out.macos->floor < r.floor) out.macos = std::move(r);
+  }
+}
+
+}  // namespace
+
+Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
+  Inspection out;
+  Objects objects;
+  if (path.extension() == ".whl") {
+    out.kind = "wheel";
+    WheelArchive wheel(path);
+    out.revision = recorded_revision(wheel.metadata());
+    for (const auto& m : wheel.members())
+      if (m.ends_with("/metadata.json") && m.find('/') == m.rfind('/') && !m.starts_with(wheel.dist_info() + "/"))
+        out.kernel = parse_kernel_metadata(wheel.read(m, kMaxKernelMetadataBytes + 1), "wheel '" + path.filename().string() + "' member '" + m + "'");
+    out.current_tags = join(wheel.filename().platform, ".");
+    for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
+    for_each_object(wheel, [&](const fs::path& file, const std::string& member) {
+      read_object(file, member, objects);
+      out.files.push_back(member);
+    });
+    if (!objects.machos.empty()) {
+      if (!objects.elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' mixes ELF and Mach-O objects; no platform tag fits both");
+      judge_macos(out, objects.machos, wheel.filename().platform, read_label(wheel.filename().version).backend == "metal");
+      return out;
+    }
+    if (objects.elves.empty()) throw Error(ErrorKind::input, "wheel '" + path.filename().string() + "' holds no shared object; a pure-Python wheel needs no platform evidence");
+  } else {
+    out.kind = "shared object";
+    if (!fs::is_regular_file(path)) throw Error(ErrorKind::not_found, "'" + path.string() + "' does not exist");
+    if (!is_elf_file(path) && !is_macho_file(path)) throw Error(ErrorKind::input, "'" + path.string() + "' is neither a .whl nor an ELF or Mach-O shared object");
+    read_object(path, path.filename().string(), objects);
+    out.files.push_back(path.filename().string());
+    if (!objects.machos.empty()) {
+      judge_macos(out, objects.machos, {}, false);
+      return out;
+    }
+  }
+  ManylinuxOptions mo;
+  mo.arch = objects.elves.front().machine;
+  mo.backend = options.backend;
+  mo.allowed_external = options.allowed_external;
+  mo.require_abi3 = out.tagged_abi3;
+  out.report = assess_manylinux(objects.elves, mo);
+  out.gpu = gpu_evidence(std::move(objects.gpu), out.kernel ? out.kernel->archs : std::vector<std::string>{});
+  return out;
+}
+
+}  // namespace kwheel

@@ -1,0 +1,267 @@
+#include "kwheel/validate/validate.hpp"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/base/embedded_python.hpp"
+#include "kwheel/evidence/device_coverage.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/evidence/gpu_code.hpp"
+#include "kwheel/validate/inspect.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/base/process.hpp"
+#include "kwheel/base/temp_dir.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Why a check process ended without a report: the signal or exit status,
+// the step it had announced last ("kwheel-stage: ..." on stderr) and the
+// first line it printed after that (faulthandler's "Fatal Python error:
+// Segmentation fault", a Python exception, ...).
+std::string describe_death(const ProcessResult& run) {
+  static const std::string marker = "kwheel-stage: ";
+  std::string stage, after;
+  size_t at = run.err.rfind(marker);
+  if (at != std::string::npos && (at == 0 || run.err[at - 1] == '\n')) {
+    size_t eol = run.err.find('\n', at);
+    stage = run.err.substr(at + marker.size(), eol == std::string::npos ? std::string::npos : eol - at - marker.size());
+    std::string rest = eol == std::string::npos ? std::string() : run.err.substr(eol + 1);
+    size_t first = rest.find_first_not_of("\r\n");
+    std::string first_line = first == std::string::npos ? std::string() : rest.substr(first, rest.find('\n', first) - first);
+    after = first_line.starts_with("Fatal Python error") ? first_line : last_lines(rest, 3);
+  } else {
+    after = last_lines(run.err, 4);
+  }
+  std::string how = run.term_signal ? "crashed with signal " + std::to_string(run.term_signal) + " (" + ::strsignal(run.term_signal) + ")"
+                                    : "died (exit " + std::to_string(run.exit_code) + ")";
+  std::string msg = "the check process " + how;
+  if (!stage.empty()) msg += " while " + stage;
+  if (!after.empty()) msg += ": " + after;
+  return msg;
+}
+
+std::string package_of(const WheelArchive& w) {
+  std::set<std::string> packages;
+  for (const auto& m : w.members()) {
+    auto slash = m.find('/');
+    if (slash != std::string::npos && m.substr(slash + 1) == "__init__.py" && !m.substr(0, slash).ends_with(".dist-info"))
+      packages.insert(m.substr(0, slash));
+  }
+  const std::string expected = wheel_name_component(w.filename().name);
+  if (packages.count(expected)) return expected;
+  if (packages.size() == 1) return *packages.begin();
+  throw Error(ErrorKind::input, "wheel '" + w.path().filename().string() + "' has no single top-level package to import (found " + std::to_string(packages.size()) + ")");
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+std::optional<std::string> incompatibility(const WheelArchive& w, const InterpreterInfo& in, const std::string& device) {
+  // Tags and the local label first (what `kwheel pin` decides on too), then
+  // what only the archive says: Requires-Dist torch==X.Y.* names the torch
+  // a foreign-labelled variant was built for.
+  if (auto p = filename_incompatibility(w.filename(), in, device)) return p;
+  bool needs_torch = false;
+  for (auto [it, end] = w.metadata().equal_range("Requires-Dist"); it != end; ++it) {
+    // The requirement before its marker; std::regex recurses per character,
+    // so an absurdly long one (the wheel is untrusted) is not read as torch's.
+    const std::string req = it->second.substr(0, it->second.find(';'));
+    if (req.size() > 1024) continue;
+    static const std::regex torch_req(R"(^torch\s*(\(?\s*([^;)]*)\)?)?\s*$)");
+    std::smatch m;
+    if (!std::regex_match(req, m, torch_req)) continue;
+    needs_torch = true;
+    if (!in.torch) return "the wheel needs torch and " + in.executable + " has none";
+    std::string spec = m[2];
+    while (!spec.empty() && spec.back() == ' ') spec.pop_back();
+    if (spec.empty()) continue;
+    auto have = Version::try_parse(*in.torch);
+    if (!have) return "cannot parse this interpreter's torch version '" + *in.torch + "'";
+    // Pre-releases count: distributions ship them (Debian's 1.13.0a0).
+    std::optional<SpecifierSet> wanted;
+    try {
+      wanted = SpecifierSet::parse(spec);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::input, "its METADATA has a malformed requirement 'Requires-Dist: " + it->second + "' (" + e.what() + "); rebuild the wheel");
+    }
+    if (!wanted->contains(*have, true))
+      return "the wheel needs torch " + spec + ", this interpreter has torch " + *in.torch;
+  }
+  if (!needs_torch && !in.torch) return "no torch in " + in.executable;
+  return std::nullopt;
+}
+
+std::optional<WheelCoverage> judge_device(const WheelArchive& wheel, const CudaDevice& device) {
+  if (!read_label(wheel.filename().version).backend.starts_with("cu")) return std::nullopt;
+  return cuda_wheel_coverage(wheel_gpu_code(wheel), device.capability);
+}
+
+namespace {
+
+// {"device": "sm_90", "objects": [{"file", "code", "runs", "jit"}], "unknown": [...]}
+json to_json(const WheelCoverage& w, const CudaDevice& device) {
+  json objects = json::array();
+  for (const auto& [file, c] : w.objects)
+    objects.push_back({{"file", file}, {"runs", c.by ? json(c.by->str()) : json(nullptr)}, {"jit", c.jit}});
+  return {{"device", "sm_" + device.capability.number()}, {"covered", w.covered}, {"objects", objects}, {"unknown", w.unknown}};
+}
+
+}  // namespace
+
+namespace {
+
+ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
+  ValidationResult r;
+  r.wheel = path;
+  r.timings = json::object();
+  auto fail = [&](const std::string& why) {
+    r.status = ValidationResult::Status::fail;
+    r.reason = why;
+    return r;
+  };
+  const auto t0 = Clock::now();
+  std::unique_ptr<WheelArchive> wheel;
+  try {
+    wheel = std::make_unique<WheelArchive>(path);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  if (auto problems = wheel->verify_record(); !problems.empty())
+    return fail("RECORD check failed: " + problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
+  if (auto why = incompatibility(*wheel, in, o.device)) {
+    r.status = ValidationResult::Status::skip;
+    r.reason = *why;
+    return r;
+  }
+  if (o.device != "cpu" && o.cuda_device)
+    if (auto judged = judge_device(*wheel, *o.cuda_device); judged && judged->judged) {
+      r.details["gpu_code"] = to_json(*judged, *o.cuda_device);
+      if (!judged->covered) {
+        r.status = ValidationResult::Status::skip;
+        r.reason = judged->reason;
+        return r;
+      }
+    }
+  if (!in.has_pip) return fail("interpreter " + in.executable + " has no pip; install it (e.g. apt-get install python3-pip) or pass --python of one that has");
+  std::string package;
+  try {
+    package = package_of(*wheel);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  r.timings["inspect"] = seconds_since(t0);
+
+  TempDir tmp("validate");
+  if (o.keep_env) tmp.keep();
+  const fs::path env = tmp.path() / "env";
+  auto t = Clock::now();
+  ProcessResult venv = run_process({in.executable, "-m", "venv", "--without-pip", env.string()}, isolated_python(o.timeout, tmp.path().string()));
+  if (venv.exit_code != 0) return fail("cannot create a virtual environment with " + in.executable + ": " + last_lines(venv.err, 2));
+  // A venv does not see its parent's packages, not even with
+  // --system-site-packages when the parent is itself a venv: point a .pth
+  // at the directory that holds torch instead. addsitedir, not a bare path
+  // line, so that .pth files there (torch's own dependencies may rely on
+  // them) are processed as they are for the interpreter itself.
+  const fs::path site = env / "lib" / ("python" + in.python) / "site-packages";
+  if (!in.torch_site.empty()) {
+    std::ofstream pth(site / "_kwheel_torch.pth");
+    pth << "import site; site.addsitedir(" << json(in.torch_site).dump() << ")\n";
+    if (!pth) return fail("cannot write " + (site / "_kwheel_torch.pth").string());
+  }
+  const std::string env_python = (env / "bin" / "python").string();
+  r.timings["venv"] = seconds_since(t);
+
+  t = Clock::now();
+  // pip's own `--python ENV` starts pip twice (here, then inside ENV through
+  // __pip-runner__.py); running the runner in ENV directly is the same code
+  // path with one start-up fewer. --ignore-installed: the environment sees
+  // torch's site-packages, and a copy of this package installed there (a
+  // previous build of the same version, say) must neither stop the install
+  // ("already installed") nor be uninstalled. --isolated: no PIP_* variables
+  // or user pip.conf (user = true would install into ~/.local).
+  std::vector<std::string> pip_argv =
+      in.pip_runner.empty() ? std::vector<std::string>{in.executable, "-m", "pip", "--python", env_python}
+                            : std::vector<std::string>{env_python, "-I", in.pip_runner};
+  for (const char* a : {"install", "--isolated", "--no-deps", "--no-index", "--no-cache-dir", "--no-compile", "--ignore-installed",
+                        "--no-warn-conflicts", "--disable-pip-version-check", "-q"})
+    pip_argv.emplace_back(a);
+  pip_argv.push_back(fs::absolute(path).string());
+  ProcessResult pip = run_process(pip_argv, isolated_python(o.timeout, tmp.path().string()));
+  r.timings["install"] = seconds_since(t);
+  if (pip.timed_out) return fail("pip install timed out after " + std::to_string(o.timeout.count()) + " s");
+  if (pip.exit_code != 0) return fail("pip refused to install the wheel: " + last_lines(pip.err, 3));
+
+  t = Clock::now();
+  const std::string abi = read_label(wheel->filename().version).cxx98 ? "cxx98" : (wheel->filename().platform.front() == "any" ? "any" : "cxx11");
+  ProcessResult run = run_process({env_python, "-I", "-c", std::string(embedded_python("validate_runner")), package, o.device, abi},
+                                  isolated_python(o.timeout, tmp.path().string()));
+  r.timings["check"] = seconds_since(t);
+  r.timings["total"] = seconds_since(t0);
+  if (o.keep_env) r.details["env"] = env.string();
+  if (run.timed_out) return fail("the kernel check timed out after " + std::to_string(o.timeout.count()) + " s");
+  json report = json::parse(last_line(run.out), nullptr, false);
+  if (report.is_discarded() || !report.is_object())
+    return fail(describe_death(run));
+  // The runner's own step timings join kwheel's phases: check.import_torch,
+  // check.kernel_check, ...
+  if (report.contains("timings") && report["timings"].is_object()) {
+    for (const auto& [k, v] : report["timings"].items()) r.timings["check." + k] = v;
+    report.erase("timings");
+  }
+  r.details.update(report);
+  if (run.exit_code == 0) r.status = ValidationResult::Status::pass;
+  else if (run.exit_code == 3) {
+    r.status = ValidationResult::Status::skip;
+    r.reason = report.value("reason", "skipped by the check");
+  } else {
+    r.status = ValidationResult::Status::fail;
+    r.reason = report.value("error", "the check failed (exit " + std::to_string(run.exit_code) + ")");
+  }
+  return r;
+}
+
+}  // namespace
+
+// One bad wheel fails alone: whatever it throws is its FAIL, and the other
+// wheels of the run are still validated and reported.
+ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
+  try {
+    return validate_unguarded(path, in, o);
+  } catch (const std::exception& e) {
+    ValidationResult r;
+    r.wheel = path;
+    r.timings = json::object();
+    r.status = ValidationResult::Status::fail;
+    r.reason = printable(e.what());
+    return r;
+  }
+}
+
+const char* status_name(ValidationResult::Status s) {
+  switch (s) {
+    case ValidationResult::Status::pass: return "PASS";
+    case ValidationResult::Status::fail: return "FAIL";
+    case ValidationResult::Status::skip: return "SKIP";
+  }
+  return "?";
+}
+
+json to_json(const ValidationResult& r) {
+  json j{{"wheel", r.wheel.string()}, {"filename", r.wheel.filename().string()}, {"result", status_name(r.status)}, {"timings", r.timings}};
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  if (!r.details.empty()) j["details"] = r.details;
+  return j;
+}
+
+}  // namespace kwheel

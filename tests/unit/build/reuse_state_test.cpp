@@ -1,0 +1,40 @@
+#include "kwheel/build/reuse_state.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace kwheel;
+
+namespace {
+
+const std::string kSha(64, 'a');
+
+}  // namespace
+
+TEST(ReuseState, WhatKwheelWritesReadsBack) {
+  const ReuseState s{"fp", "2049:7:10:1.0:1.0", kSha, 10};
+  auto back = parse_reuse_state(format_reuse_state(s));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->fingerprint, "fp");
+  EXPECT_EQ(back->wheel_identity, "2049:7:10:1.0:1.0");
+  EXPECT_EQ(back->sha256, kSha);
+  EXPECT_EQ(back->size, 10u);
+  EXPECT_EQ(reuse_state_path("/o/x-1.0-py3-none-any.whl"), "/o/.kwheel/x-1.0-py3-none-any.whl.json");
+}
+
+TEST(ReuseState, AnythingElseIsNotReusableNotAnError) {
+  const std::string ok = R"("fingerprint":"fp","wheel_identity":"i","size":1)";
+  for (const std::string& text : {
+           std::string(""), std::string("null"), std::string("[]"), std::string("{"),
+           "{" + ok + R"(,"sha256":123})",                    // the probe's case: aborted every build
+           "{" + ok + R"(,"sha256":")" + kSha.substr(1) + "\"}",  // short
+           "{" + ok + R"(,"sha256":")" + std::string(64, 'A') + "\"}",  // upper case
+           R"({"fingerprint":1,"wheel_identity":"i","size":1,"sha256":")" + kSha + "\"}",
+           R"({"fingerprint":"fp","wheel_identity":"i","size":-1,"sha256":")" + kSha + "\"}",
+           R"({"fingerprint":"fp","wheel_identity":"i","size":"1","sha256":")" + kSha + "\"}",
+           R"({"fingerprint":"fp","wheel_identity":"i","sha256":")" + kSha + "\"}",
+           std::string(kMaxReuseStateBytes + 1, ' ') + "{}",
+       })
+    EXPECT_FALSE(parse_reuse_state(text)) << text.substr(0, 120);
+  std::string deep(10000, '[');
+  EXPECT_FALSE(parse_reuse_state(deep + std::string(10000, ']')));
+}

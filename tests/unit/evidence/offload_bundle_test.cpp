@@ -1,0 +1,478 @@
+// Offload bundles as clang-offload-bundler writes them at test time (real
+// AMD GPU code objects where this clang can build them), embedded in ELF
+// objects the way a HIP link embeds them, compressed the way LLVM's CCOB
+// writer lays them out, and broken in each way the reader must refuse.
+// Expected targets are what the bundler was asked to bundle.
+#include "kwheel/evidence/offload_bundle.hpp"
+
+#include "kwheel/evidence/gpu_code.hpp"
+#include "kwheel/base/mapped_file.hpp"
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "elf_fixtures.hpp"
+#include "error_support.hpp"
+#include "kwheel/base/error.hpp"
+
+namespace kwheel {
+namespace {
+
+using namespace kwheel::testing;
+
+using Bytes = std::vector<std::byte>;
+
+// One bundle entry: its id and the file (or contents) bundled under it.
+struct Entry {
+  std::string id;
+  std::string contents;
+};
+
+std::string find_bundler() {
+  if (have_tool("clang-offload-bundler")) return "clang-offload-bundler";
+  for (int v = 30; v >= 10; --v) {
+    const std::string p = "/usr/lib/llvm-" + std::to_string(v) + "/bin/clang-offload-bundler";
+    if (fs::exists(p)) return p;
+  }
+  return "";
+}
+
+std::string find_objcopy() {
+  if (have_tool("llvm-objcopy")) return "llvm-objcopy";
+  const fs::path bundler = find_bundler();
+  if (bundler.has_parent_path() && fs::exists(bundler.parent_path() / "llvm-objcopy")) {
+    return (bundler.parent_path() / "llvm-objcopy").string();
+  }
+  return "";
+}
+
+#define REQUIRE_TOOL(path, what) \
+  if ((path).empty()) GTEST_SKIP() << what << " is not installed"
+
+Bytes as_bytes(std::string_view s) {
+  Bytes b(s.size());
+  if (!s.empty()) std::memcpy(b.data(), s.data(), s.size());  // an empty vector's data() may be null
+  return b;
+}
+
+template <typename T>
+void put(Bytes& b, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) b.push_back(static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff));
+}
+
+void append(Bytes& b, const Bytes& more) { b.insert(b.end(), more.begin(), more.end()); }
+
+void pad_to(Bytes& b, std::size_t align) { b.resize((b.size() + align - 1) / align * align); }
+
+// A real AMD GPU code object (HIP's are shared objects) when this clang can
+// build one for `target_id`, else a stand-in: the bundler stores entries as
+// opaque bytes either way.
+std::string code_object(const TempDir& d, const std::string& target_id) {
+  std::string stem = "co-" + target_id;
+  std::replace_if(stem.begin(), stem.end(), [](char c) { return c == ':' || c == '+'; }, '_');
+  write_file(d / "kernel.c", "__attribute__((visibility(\"default\"))) int kernel_entry(int x) { return 3 * x + 1; }\n");
+  const std::string cmd = "cd '" + d.path().string() + "' && (clang --target=amdgcn-amd-amdhsa -mcpu=" + target_id +
+                          " -nogpulib -O1 -c kernel.c -o " + stem + ".o && ld.lld -shared " + stem + ".o -o " + stem +
+                          ".co) >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) == 0) return read_text(d / (stem + ".co"));
+  return "stand-in code object for " + target_id;
+}
+
+// Runs the real bundler as HIP's link step does (-type=o, an empty host
+// input, -bundle-align=4096) and returns the bundle's bytes.
+Bytes bundle_with_tool(const TempDir& d, const std::string& out, const std::vector<Entry>& entries,
+                       const std::string& type = "o") {
+  std::string targets, inputs;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string in = out + ".in" + std::to_string(i);
+    write_file(d / in, entries[i].contents);
+    targets += (i ? "," : "") + entries[i].id;
+    inputs += (i ? "," : "") + in;
+  }
+  sh(d.path(), find_bundler() + " -type=" + type + " -bundle-align=4096 -targets=" + targets + " -inputs=" + inputs +
+                   " -outputs=" + out);
+  return read_bytes(d / out);
+}
+
+// The uncompressed layout of ClangOffloadBundler.html, with the offsets
+// clang's BinaryFileHandler::WriteHeader gives: each code object aligned
+// to `align` from the bundle's start. The ByteForByteLikeTheBundler test
+// holds it to the real tool.
+Bytes write_bundle(const std::vector<Entry>& entries, std::size_t align = 4096) {
+  std::uint64_t at = 24 + 8;
+  for (const Entry& e : entries) at += 24 + e.id.size();
+  Bytes b = as_bytes("__CLANG_OFFLOAD_BUNDLE__");
+  put<std::uint64_t>(b, entries.size());
+  std::vector<std::uint64_t> offsets;
+  for (const Entry& e : entries) {
+    at = (at + align - 1) / align * align;
+    offsets.push_back(at);
+    put<std::uint64_t>(b, at);
+    put<std::uint64_t>(b, e.contents.size());
+    put<std::uint64_t>(b, e.id.size());
+    append(b, as_bytes(e.id));
+    at += e.contents.size();
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    b.resize(offsets[i]);
+    append(b, as_bytes(entries[i].contents));
+  }
+  return b;
+}
+
+// LLVM's truncated hash: the first 8 bytes of the MD5, little-endian
+// (MD5Result::low()).
+std::uint64_t truncated_md5(const Bytes& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &len, EVP_md5(), nullptr), 1);
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | md[i];
+  return v;
+}
+
+Bytes zlib_compress(const Bytes& data) {
+  uLongf len = compressBound(static_cast<uLong>(data.size()));
+  Bytes out(len);
+  EXPECT_EQ(compress2(reinterpret_cast<Bytef*>(out.data()), &len, reinterpret_cast<const Bytef*>(data.data()),
+                      static_cast<uLong>(data.size()), 6),  // llvm::compression::zlib::DefaultCompression
+            Z_OK);
+  out.resize(len);
+  return out;
+}
+
+// A CCOB container (CompressedOffloadBundle::compress's layout, versions
+// 1-3) around `compressed`, which inflates to `uncompressed`.
+Bytes ccob(std::uint16_t version, std::uint16_t method, const Bytes& compressed, const Bytes& uncompressed) {
+  Bytes b = as_bytes("CCOB");
+  put(b, version);
+  put(b, method);
+  const std::uint64_t header = version == 1 ? 20 : version == 2 ? 24 : 32;
+  if (version == 2) put<std::uint32_t>(b, static_cast<std::uint32_t>(header + compressed.size()));
+  if (version == 3) put<std::uint64_t>(b, header + compressed.size());
+  if (version == 3) {
+    put<std::uint64_t>(b, uncompressed.size());
+  } else {
+    put<std::uint32_t>(b, static_cast<std::uint32_t>(uncompressed.size()));
+  }
+  put(b, truncated_md5(uncompressed));
+  append(b, compressed);
+  return b;
+}
+
+Bytes zlib_ccob(std::uint16_t version, const Bytes& bundle) { return ccob(version, 0, zlib_compress(bundle), bundle); }
+
+// The bytes of section `name` in an ELF64 little-endian object this suite built.
+Bytes section_named(const Bytes& elf, const std::string& name) {
+  const auto shoff = peek<std::uint64_t>(elf, 40);
+  const auto shnum = peek<std::uint16_t>(elf, 60);
+  const auto names = peek<std::uint64_t>(elf, shoff + peek<std::uint16_t>(elf, 62) * 64 + 24);
+  for (std::size_t i = 0; i < shnum; ++i) {
+    const std::size_t h = shoff + i * 64;
+    if (name == reinterpret_cast<const char*>(elf.data()) + names + peek<std::uint32_t>(elf, h)) {
+      const auto off = peek<std::uint64_t>(elf, h + 24);
+      return Bytes(elf.begin() + static_cast<std::ptrdiff_t>(off),
+                   elf.begin() + static_cast<std::ptrdiff_t>(off + peek<std::uint64_t>(elf, h + 32)));
+    }
+  }
+  ADD_FAILURE() << "no section " << name;
+  return {};
+}
+
+const OffloadTarget* find_target(const OffloadBundle& b, const std::string& id) {
+  for (const auto& t : b.targets) {
+    if (t.entry_id == id) return &t;
+  }
+  ADD_FAILURE() << "no entry " << id;
+  return nullptr;
+}
+
+void expect_target(const OffloadBundle& b, const Entry& e, const std::string& kind, const std::string& triple,
+                   const std::string& target_id, const std::string& processor) {
+  const OffloadTarget* t = find_target(b, e.id);
+  if (t == nullptr) return;
+  EXPECT_EQ(t->kind, kind) << e.id;
+  EXPECT_EQ(t->triple, triple) << e.id;
+  EXPECT_EQ(t->target_id, target_id) << e.id;
+  EXPECT_EQ(t->processor, processor) << e.id;
+  EXPECT_EQ(t->size, e.contents.size()) << e.id;
+}
+
+using Strings = std::vector<std::string>;
+
+const Entry kHost{"host-x86_64-unknown-linux-gnu-", ""};
+
+// Three HIP targets, two of them real code objects from this clang.
+std::vector<Entry> hip_entries(const TempDir& d) {
+  return {kHost,
+          {"hipv4-amdgcn-amd-amdhsa--gfx90a", code_object(d, "gfx90a")},
+          {"hipv4-amdgcn-amd-amdhsa--gfx908:xnack-", code_object(d, "gfx908:xnack-")},
+          {"hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", code_object(d, "gfx942:sramecc+:xnack-")}};
+}
+
+void expect_hip_entries(const OffloadBundle& b, const std::vector<Entry>& e) {
+  ASSERT_EQ(b.targets.size(), 4u);
+  expect_target(b, e[0], "host", "x86_64-unknown-linux-gnu", "", "");
+  expect_target(b, e[1], "hipv4", "amdgcn-amd-amdhsa", "gfx90a", "gfx90a");
+  expect_target(b, e[2], "hipv4", "amdgcn-amd-amdhsa", "gfx908:xnack-", "gfx908");
+  expect_target(b, e[3], "hipv4", "amdgcn-amd-amdhsa", "gfx942:sramecc+:xnack-", "gfx942");
+}
+
+TEST(OffloadBundle, ReadsWhatTheBundlerWrote) {
+  REQUIRE_TOOL(find_bundler(), "clang-offload-bundler");
+  TempDir d;
+  const auto entries = hip_entries(d);
+  const auto bundles = parse_offload_bundles(bundle_with_tool(d, "fat.hipfb", entries), "fat.hipfb");
+  ASSERT_EQ(bundles.size(), 1u);
+  EXPECT_FALSE(bundles[0].compressed);
+  expect_hip_entries(bundles[0], entries);
+  EXPECT_EQ(gfx_targets(bundles), (Strings{"gfx908", "gfx90a", "gfx942"}));
+}
+
+TEST(OffloadBundle, ByteForByteLikeTheBundler) {
+  REQUIRE_TOOL(find_bundler(), "clang-offload-bundler");
+  TempDir d;
+  const auto entries = hip_entries(d);
+  EXPECT_EQ(write_bundle(entries), bundle_with_tool(d, "fat.hipfb", entries));
+}
+
+// Old clang's ids (three-field triple, no "--"), a bare host triple, OpenMP,
+// a generic processor (its name holds '-'), and the bitcode file type.
+TEST(OffloadBundle, LegacyIdsOtherKindsAndBitcode) {
+  REQUIRE_TOOL(find_bundler(), "clang-offload-bundler");
+  TempDir d;
+  const std::vector<Entry> entries = {{"host-x86_64-unknown-linux", "host bitcode stand-in"},
+                                      {"hip-amdgcn-amd-amdhsa-gfx906", code_object(d, "gfx906")},
+                                      {"openmp-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "openmp stand-in"},
+                                      {"hipv4-amdgcn-amd-amdhsa--gfx10-3-generic", "generic stand-in"}};
+  const auto bundles = parse_offload_bundles(bundle_with_tool(d, "fat.bc", entries, "bc"), "fat.bc");
+  ASSERT_EQ(bundles.size(), 1u);
+  ASSERT_EQ(bundles[0].targets.size(), 4u);
+  expect_target(bundles[0], entries[0], "host", "x86_64-unknown-linux", "", "");
+  expect_target(bundles[0], entries[1], "hip", "amdgcn-amd-amdhsa", "gfx906", "gfx906");
+  expect_target(bundles[0], entries[2], "openmp", "amdgcn-amd-amdhsa", "gfx90a:sramecc+:xnack-", "gfx90a");
+  expect_target(bundles[0], entries[3], "hipv4", "amdgcn-amd-amdhsa", "gfx10-3-generic", "gfx10-3-generic");
+  EXPECT_EQ(gfx_targets(bundles), (Strings{"gfx10-3-generic", "gfx906", "gfx90a"}));
+}
+
+// The section route: the bundle as the .hip_fatbin of a host library.
+TEST(OffloadBundle, HipFatbinSectionOfASharedObject) {
+  REQUIRE_TOOL(find_bundler(), "clang-offload-bundler");
+  REQUIRE_TOOL(find_objcopy(), "llvm-objcopy");
+  TempDir d;
+  const auto entries = hip_entries(d);
+  write_bytes(d / "fat.hipfb", bundle_with_tool(d, "fat.hipfb", entries));
+  build_c(d, "libhost.so", "int host_stub(void) { return 0; }\n");
+  sh(d.path(), find_objcopy() +
+                   " --add-section .hip_fatbin=fat.hipfb --set-section-flags .hip_fatbin=alloc,readonly"
+                   " libhost.so libkernel.so");
+  const auto bundles = parse_offload_bundles(section_named(read_bytes(d / "libkernel.so"), ".hip_fatbin"), "libkernel.so");
+  ASSERT_EQ(bundles.size(), 1u);
+  expect_hip_entries(bundles[0], entries);
+  EXPECT_EQ(gfx_targets(bundles), (Strings{"gfx908", "gfx90a", "gfx942"}));
+  // The route the build and inspect take: the ELF's named section.
+  const MappedFile so(d / "libkernel.so");
+  const ObjectGpuCode code = read_gpu_code(so.bytes(), parse_elf(so.bytes(), "libkernel.so"), "libkernel.so");
+  EXPECT_EQ(code.gfx, (Strings{"gfx908", "gfx90a", "gfx942"}));
+  EXPECT_TRUE(code.cuda.empty());
+}
+
+// Each translation unit's object carries its own .hip_fatbin, emitted as
+// clang's HIP driver emits it (HIPUtility.cpp: .p2align 12, .incbin of the
+// bundle); the link concatenates them, zero-padded, into one section.
+TEST(OffloadBundle, LinkConcatenatesOneBundlePerTranslationUnit) {
+  REQUIRE_TOOL(find_bundler(), "clang-offload-bundler");
+  TempDir d;
+  const std::vector<Entry> a = {kHost, {"hipv4-amdgcn-amd-amdhsa--gfx90a", code_object(d, "gfx90a")}};
+  const std::vector<Entry> b = {kHost,
+                                {"hipv4-amdgcn-amd-amdhsa--gfx1100", code_object(d, "gfx1100")},
+                                {"hipv4-amdgcn-amd-amdhsa--gfx942:xnack+", code_object(d, "gfx942:xnack+")}};
+  write_bytes(d / "a.hipfb", bundle_with_tool(d, "a.hipfb", a));
+  write_bytes(d / "b.hipfb", bundle_with_tool(d, "b.hipfb", b));
+  for (const std::string tu : {"a", "b"}) {
+    write_file(d / (tu + ".c"), "int tu_" + tu + "(void) { return 1; }\n");
+    write_file(d / (tu + "_fatbin.s"), "  .section .hip_fatbin,\"a\",@progbits\n  .p2align 12\n__hip_fatbin_" + tu +
+                                           ":\n  .incbin \"" + tu + ".hipfb\"\n  .section .note.GNU-stack,\"\",@progbits\n");
+    sh(d.path(), "cc -fPIC -c " + tu + ".c -o " + tu + ".o && cc -c " + tu + "_fatbin.s -o " + tu + "_fatbin.o");
+  }
+  sh(d.path(), "cc -shared a.o a_fatbin.o b.o b_fatbin.o -o libtwo.so");
+  const Bytes section = section_named(read_bytes(d / "libtwo.so"), ".hip_fatbin");
+  const std::size_t second = section.size() - read_bytes(d / "b.hipfb").size();
+  ASSERT_GT(section.size(), 4096u);
+  ASSERT_EQ(std::memcmp(section.data() + second, "__CLANG_OFFLOAD_BUNDLE__", 24), 0) << "the link did not put b's bundle last";
+  EXPECT_EQ(second % 4096, 0u) << "the link did not keep HIP's 4096-byte alignment";
+
+  const auto bundles = parse_offload_bundles(section, "libtwo.so");
+  ASSERT_EQ(bundles.size(), 2u);
+  ASSERT_EQ(bundles[0].targets.size(), 2u);
+  expect_target(bundles[0], a[1], "hipv4", "amdgcn-amd-amdhsa", "gfx90a", "gfx90a");
+  ASSERT_EQ(bundles[1].targets.size(), 3u);
+  expect_target(bundles[1], b[1], "hipv4", "amdgcn-amd-amdhsa", "gfx1100", "gfx1100");
+  expect_target(bundles[1], b[2], "hipv4", "amdgcn-amd-amdhsa", "gfx942:xnack+", "gfx942");
+  EXPECT_EQ(gfx_targets(bundles), (Strings{"gfx1100", "gfx90a", "gfx942"}));
+}
+
+// What clang-offload-bundler -compress writes (clang 14 cannot): the same
+// bundle in each CCOB version, alone and mixed with others in one section.
+TEST(OffloadBundle, ZlibCompressedBundlesInEveryVersion) {
+  REQUIRE_TOOL(find_bundler(), "clang-offload-bundler");
+  TempDir d;
+  const auto entries = hip_entries(d);
+  const Bytes plain = bundle_with_tool(d, "fat.hipfb", entries);
+  for (std::uint16_t version : {1, 2, 3}) {
+    const auto bundles = parse_offload_bundles(zlib_ccob(version, plain), "ccob.so");
+    ASSERT_EQ(bundles.size(), 1u) << version;
+    EXPECT_TRUE(bundles[0].compressed);
+    expect_hip_entries(bundles[0], entries);
+  }
+  // Version 1 records no total size: its zlib stream's end must be found.
+  Bytes section = zlib_ccob(1, plain);
+  pad_to(section, 4096);
+  const std::vector<Entry> other = {kHost, {"hipv4-amdgcn-amd-amdhsa--gfx1201", "gfx1201 stand-in"}};
+  append(section, zlib_ccob(2, write_bundle(other)));
+  pad_to(section, 4096);
+  append(section, write_bundle(other));
+  pad_to(section, 4096);
+  const auto bundles = parse_offload_bundles(section, "mixed.so");
+  ASSERT_EQ(bundles.size(), 3u);
+  EXPECT_TRUE(bundles[0].compressed);
+  EXPECT_TRUE(bundles[1].compressed);
+  EXPECT_FALSE(bundles[2].compressed);
+  EXPECT_EQ(gfx_targets(bundles), (Strings{"gfx1201", "gfx908", "gfx90a", "gfx942"}));
+}
+
+TEST(OffloadBundle, ZstdCompressedIsRefusedByName) {
+  TempDir d;
+  const Bytes plain = write_bundle({kHost, {"hipv4-amdgcn-amd-amdhsa--gfx942", "gfx942 stand-in"}});
+  write_bytes(d / "plain", plain);
+  // A real zstd frame where the zstd tool is installed; the reader refuses
+  // before it looks at the frame either way.
+  Bytes frame = as_bytes("\x28\xb5\x2f\xfd not a real frame");
+  if (have_tool("zstd") && sh(d.path(), "zstd -q -c plain > plain.zst")) frame = read_bytes(d / "plain.zst");
+  for (std::uint16_t version : {1, 2, 3}) {
+    const std::string msg = error_of([&] { parse_offload_bundles(ccob(version, 1, frame, plain), "libzstd_kernel.so"); });
+    EXPECT_NE(msg.find("libzstd_kernel.so: zstd-compressed offload bundle; kwheel was built without zstd"), std::string::npos)
+        << msg;
+  }
+}
+
+TEST(OffloadBundle, EmptyOrZeroSectionHoldsNoBundle) {
+  EXPECT_TRUE(parse_offload_bundles({}, "empty.so").empty());
+  EXPECT_TRUE(parse_offload_bundles(Bytes(8192), "zeros.so").empty());
+}
+
+TEST(OffloadBundle, MagicPrefilter) {
+  EXPECT_TRUE(has_offload_bundle_magic(write_bundle({kHost})));
+  EXPECT_TRUE(has_offload_bundle_magic(as_bytes("CCOB\x03")));
+  EXPECT_FALSE(has_offload_bundle_magic(as_bytes("__CLANG_OFFLOAD_BUNDLE")));
+  EXPECT_FALSE(has_offload_bundle_magic(as_bytes("\x7f" "ELF")));
+  EXPECT_FALSE(has_offload_bundle_magic({}));
+}
+
+TEST(OffloadBundle, GfxTargetsAreSortedUniqueAndSkipHost) {
+  const auto target = [](std::string kind, std::string processor) {
+    OffloadTarget t;
+    t.kind = std::move(kind);
+    t.processor = std::move(processor);
+    return t;
+  };
+  OffloadBundle a, b;
+  a.targets = {target("hipv4", "gfx942"), target("host", "x86_64")};
+  b.targets = {target("hipv4", "gfx942"), target("hipv4", ""), target("hip", "gfx1030")};
+  EXPECT_EQ(gfx_targets({a, b}), (Strings{"gfx1030", "gfx942"}));
+  EXPECT_TRUE(gfx_targets({}).empty());
+}
+
+// --- malformed input: each an Error(input) naming the file ---
+
+// A small hand-written bundle (align 8): entry 0 the host, entry 1 "CODE".
+Bytes small_bundle() { return write_bundle({kHost, {"hipv4-amdgcn-amd-amdhsa--gfx90a", "CODE"}}, 8); }
+constexpr std::size_t kEntry0 = 32;                      // entry 0's offset field
+constexpr std::size_t kEntry1 = kEntry0 + 24 + 30;       // after "host-x86_64-unknown-linux-gnu-"
+
+void expect_refused(const Bytes& bytes, const std::string& fragment) {
+  const std::string msg = error_of([&] { parse_offload_bundles(bytes, "bad.so"); });
+  EXPECT_EQ(msg.rfind("bad.so: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find(fragment), std::string::npos) << "expected '" << fragment << "' in: " << msg;
+}
+
+template <typename T>
+Bytes patched(Bytes b, std::size_t off, T v) {
+  poke<T>(b, off, v);
+  return b;
+}
+
+TEST(OffloadBundle, SmallBundleIsWellFormed) {
+  const auto bundles = parse_offload_bundles(small_bundle(), "ok.so");
+  ASSERT_EQ(bundles.size(), 1u);
+  ASSERT_EQ(bundles[0].targets.size(), 2u);
+  EXPECT_EQ(bundles[0].targets[1].processor, "gfx90a");
+  EXPECT_EQ(bundles[0].targets[1].size, 4u);
+}
+
+TEST(OffloadBundle, MalformedUncompressedBundles) {
+  const Bytes b = small_bundle();
+  expect_refused(Bytes(b.begin(), b.begin() + 10), "ends inside an offload bundle's magic");
+  expect_refused(Bytes(b.begin(), b.begin() + 24), "is cut off: the entry count");
+  expect_refused(patched<std::uint64_t>(b, 24, std::uint64_t{1} << 62), "declares 4611686018427387904 entries");
+  expect_refused(patched<std::uint64_t>(b, 24, 3), "is cut off");
+  expect_refused(patched<std::uint64_t>(b, kEntry1, std::uint64_t{1} << 40), "entry 1 ('hipv4-amdgcn-amd-amdhsa--gfx90a')'s code object");
+  expect_refused(patched<std::uint64_t>(b, kEntry1 + 8, b.size()), "entry 1 ('hipv4-amdgcn-amd-amdhsa--gfx90a')'s code object");
+  expect_refused(patched<std::uint64_t>(patched<std::uint64_t>(b, kEntry1, ~std::uint64_t{0} - 1), kEntry1 + 8, 4), "runs past");
+  expect_refused(patched<std::uint64_t>(b, kEntry1, 0), "inside its entry table");
+  expect_refused(patched<std::uint64_t>(b, kEntry0 + 16, std::uint64_t{1} << 63), "id is 9223372036854775808 bytes long");
+  expect_refused(patched<std::uint64_t>(b, kEntry1 + 16, 1000), "is cut off: entry 1's id");
+  Bytes junk = b;
+  append(junk, as_bytes("\x01junk"));
+  expect_refused(junk, "is neither zero padding nor an offload bundle");
+  // Every truncation of a well-formed bundle is refused, never misread.
+  for (std::size_t n = 1; n < b.size(); ++n) expect_refused(Bytes(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n)), "bad.so");
+}
+
+TEST(OffloadBundle, MalformedEntryIds) {
+  const auto with_id = [](const std::string& id) { return write_bundle({kHost, {id, "CODE"}}, 8); };
+  expect_refused(with_id("gfx90a"), "is not <kind>-<arch>-<vendor>-<os>");
+  expect_refused(with_id("hipv4-amdgcn"), "is not <kind>-<arch>-<vendor>-<os>");
+  expect_refused(with_id("-amdgcn-amd-amdhsa--gfx90a"), "empty offload kind");
+  expect_refused(with_id("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack"), "target id");
+  expect_refused(with_id("hipv4-amdgcn-amd-amdhsa--:xnack+"), "target id");
+  expect_refused(with_id("hipv4-amdgcn-amd-amdhsa--gfx90a::xnack+"), "target id");
+  expect_refused(with_id("hipv4-amd gcn-amd-amdhsa--gfx90a"), "characters");
+  expect_refused(with_id(std::string("hipv4-amdgcn-amd-amdhsa--gfx90a\0", 32)), "characters");
+  expect_refused(with_id("hipv4-amd:gcn-amd-amdhsa--gfx90a"), "malformed target triple");
+}
+
+TEST(OffloadBundle, MalformedCompressedBundles) {
+  const Bytes plain = small_bundle();
+  const Bytes v3 = zlib_ccob(3, plain);
+  expect_refused(as_bytes("CCOB\x02"), "is cut off: the version");
+  expect_refused(Bytes(v3.begin(), v3.begin() + 26), "is cut off: the version 3 header");
+  // 100 GiB declared: refused before anything is inflated or allocated.
+  expect_refused(patched<std::uint64_t>(v3, 16, std::uint64_t{100} << 30), "declares 107374182400 bytes uncompressed");
+  expect_refused(patched<std::uint64_t>(v3, 8, std::uint64_t{1} << 20), "is cut off: the total size its header declares");
+  expect_refused(patched<std::uint64_t>(v3, 8, 5), "less than its own header");
+  expect_refused(patched<std::uint16_t>(v3, 4, 4), "format version 4");
+  expect_refused(patched<std::uint16_t>(v3, 6, 7), "compression method 7");
+  expect_refused(ccob(2, 0, as_bytes("this is no zlib stream"), plain), "corrupt zlib stream");
+  const Bytes z = zlib_compress(plain);
+  expect_refused(ccob(1, 0, Bytes(z.begin(), z.end() - 6), plain), "is cut off inside its zlib stream");
+  expect_refused(ccob(3, 0, Bytes(z.begin(), z.end() - 6), plain), "is cut off inside its zlib stream");
+  expect_refused(patched<std::uint64_t>(v3, 16, 10), "inflates to more than the 10 bytes its header declares");
+  expect_refused(patched<std::uint64_t>(v3, 16, plain.size() - 1),
+                 "inflates to " + std::to_string(plain.size()) + " bytes, but its header declares");
+  expect_refused(patched<std::uint64_t>(v3, 16, plain.size() + 1),
+                 "inflates to " + std::to_string(plain.size()) + " bytes, but its header declares");
+  expect_refused(zlib_ccob(2, as_bytes("hello")), "decompressed, does not start with the __CLANG_OFFLOAD_BUNDLE__ magic");
+  expect_refused(zlib_ccob(2, v3), "does not start with the __CLANG_OFFLOAD_BUNDLE__ magic");
+  Bytes inner_bad = plain;
+  poke<std::uint64_t>(inner_bad, kEntry1 + 8, 4096);
+  expect_refused(zlib_ccob(3, inner_bad), "decompressed, is cut off: entry 1");
+  for (std::size_t n = 1; n < v3.size(); ++n) expect_refused(Bytes(v3.begin(), v3.begin() + static_cast<std::ptrdiff_t>(n)), "bad.so");
+}
+
+}  // namespace
+}  // namespace kwheel

@@ -1,0 +1,140 @@
+// What validate decides from a wheel before running anything.
+#include "kwheel/validate/validate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "elf_fixtures.hpp"
+#include "test_support.hpp"
+
+using namespace kwheel;
+using kwheel::testing::write_test_wheel;
+
+TEST(Validate, ReadsTorchRequirementsOfAnyLength) {
+  // Found by review while writing the wheel fuzz target: Requires-Dist went
+  // whole through a std::regex that recursed once per character.
+  const InterpreterInfo in = kwheel::testing::linux_cpython311("2.7.1");
+  TempDir tmp;
+  const auto path = tmp.path() / "demo-1.0-py3-none-any.whl";
+  auto wheel_requiring = [&](const std::string& requirement) {
+    write_test_wheel(path, {{"demo/__init__.py", ""}, {"demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nRequires-Dist: " + requirement + "\n"}},
+                     "demo-1.0.dist-info/RECORD");
+    return std::make_unique<WheelArchive>(path);
+  };
+  EXPECT_EQ(incompatibility(*wheel_requiring("torch==2.7.*; " + std::string(200000, 'x')), in, "cpu"), std::nullopt);
+  EXPECT_NE(incompatibility(*wheel_requiring("torch (==2.6.*) ; python_version >= \"3.9\""), in, "cpu"), std::nullopt);
+  EXPECT_EQ(incompatibility(*wheel_requiring("torch" + std::string(200000, ' ')), in, "cpu"), std::nullopt);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A .nv_fatbin of one container whose entries (empty payloads) name the
+// given SASS/PTX arch numbers; layout as src/evidence/fatbin.cpp documents it.
+std::string fatbin_section(const std::vector<std::pair<uint16_t, uint32_t>>& kind_arch) {
+  std::string body;
+  for (auto [kind, arch] : kind_arch) {
+    std::string h(64, '\0');
+    const uint32_t header = 64;
+    const uint64_t flags = 0x11;
+    std::memcpy(h.data(), &kind, 2);
+    std::memcpy(h.data() + 4, &header, 4);
+    std::memcpy(h.data() + 28, &arch, 4);
+    std::memcpy(h.data() + 40, &flags, 8);
+    body += h;
+  }
+  std::string c(16, '\0');
+  const uint32_t magic = 0xBA55ED50;
+  const uint16_t version = 1, size = 16;
+  const uint64_t n = body.size();
+  std::memcpy(c.data(), &magic, 4);
+  std::memcpy(c.data() + 4, &version, 2);
+  std::memcpy(c.data() + 6, &size, 2);
+  std::memcpy(c.data() + 8, &n, 8);
+  return c + body;
+}
+
+using Entries = std::vector<std::pair<uint16_t, uint32_t>>;
+
+// A shared object carrying `kind_arch` (none: no .nv_fatbin) named `name` in `d`.
+std::string cuda_object(const kwheel::testing::TempDir& d, const std::string& name, const Entries& kind_arch) {
+  const auto so = kwheel::testing::build_c(d, name, "int f(void) { return 1; }\n", "-nostdlib");
+  if (!kind_arch.empty()) {
+    kwheel::testing::write_file(d / (name + ".fatbin"), fatbin_section(kind_arch));
+    kwheel::testing::sh(d.path(), "objcopy --add-section .nv_fatbin=" + name + ".fatbin " + name);
+  }
+  return kwheel::testing::read_text(so);
+}
+
+// A wheel for torch 2.11 and `label` whose objects carry the given code.
+fs::path cuda_wheel_file(const kwheel::testing::TempDir& d, const std::string& label, const std::vector<Entries>& objects) {
+  const std::string dist_info = "relu-1.0+torch2.11." + label + ".dist-info";
+  std::vector<std::pair<std::string, std::string>> files = {{"relu/__init__.py", ""}};
+  for (size_t i = 0; i < objects.size(); ++i)
+    files.emplace_back("relu/_relu" + std::to_string(i) + ".abi3.so", cuda_object(d, "k" + std::to_string(i) + ".so", objects[i]));
+  files.emplace_back(dist_info + "/METADATA", "Metadata-Version: 2.1\nName: relu\nVersion: 1.0+torch2.11." + label + "\n");
+  const auto path = d / ("relu-1.0+torch2.11." + label + "-cp39-abi3-manylinux_2_28_x86_64.whl");
+  write_test_wheel(path, files, dist_info + "/RECORD");
+  return path;
+}
+
+const CudaDevice kH100{{9, 0, ArchSuffix::none}, "H100"};
+constexpr uint16_t kPtx = 1, kSass = 2;
+
+// validate_wheel itself, on an interpreter that fits the wheel but has no
+// pip: a wheel the GPU check lets through fails later ("no pip"), so the
+// result shows which side of the check it ended on, without a GPU.
+ValidationResult validate_on_h100(const fs::path& wheel) {
+  InterpreterInfo in = kwheel::testing::linux_cpython311("2.11.0+cu130", "13.0");
+  ValidateOptions o;
+  o.device = "cuda";
+  o.cuda_device = kH100;
+  return validate_wheel(wheel, in, o);
+}
+
+}  // namespace
+
+TEST(Validate, SkipsACudaWheelWhoseCodeMissesTheGpuBeforeInstalling) {
+  kwheel::testing::TempDir d;
+  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 100}}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::skip);
+  EXPECT_EQ(r.reason, "this GPU is sm_90; relu/_relu0.abi3.so has code for sm_100 only");
+  EXPECT_EQ(r.details["gpu_code"]["covered"], false);
+}
+
+TEST(Validate, RunsWhatTheGpuCanRunOrJit) {
+  kwheel::testing::TempDir a, b;
+  auto r = validate_on_h100(cuda_wheel_file(a, "cu130", {{{kSass, 90}}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::fail);  // past the GPU check, stopped at pip
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.details["gpu_code"]["objects"][0]["runs"], "sm_90");
+  r = validate_on_h100(cuda_wheel_file(b, "cu130", {{{kPtx, 80}}}));
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.details["gpu_code"]["objects"][0]["runs"], "compute_80");
+  EXPECT_EQ(r.details["gpu_code"]["objects"][0]["jit"], true);
+}
+
+TEST(Validate, EveryObjectWithCudaCodeMustRunOnTheGpu) {
+  // One object covered is not enough: the other's kernels fail at their
+  // first call.
+  kwheel::testing::TempDir d;
+  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 90}}, {{kSass, 80}, {kSass, 100}}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::skip);
+  EXPECT_EQ(r.reason, "this GPU is sm_90; relu/_relu1.abi3.so has code for sm_80, sm_100 only");
+}
+
+TEST(Validate, JudgesOnlyCudaWheelsThatCarryCudaCode) {
+  kwheel::testing::TempDir a, b;
+  // A host-only object in a CUDA wheel (calls into CUDA libraries) and a
+  // CPU wheel are not judged: both go on to the install.
+  auto r = validate_on_h100(cuda_wheel_file(a, "cu130", {{}}));
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.details.contains("gpu_code"));
+  InterpreterInfo cpu = kwheel::testing::linux_cpython311("2.11.0+cpu");
+  ValidateOptions o;
+  o.cuda_device = kH100;
+  r = validate_wheel(cuda_wheel_file(b, "cpu", {{{kSass, 100}}}), cpu, o);
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+}
