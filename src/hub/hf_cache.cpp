@@ -12,7 +12,7 @@
 
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/kernel/repo_layout.hpp"
+#include "kwheel/base/safe_path.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/safe_path.hpp"
 #include "kwheel/hub/hub_json.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/text.hpp"

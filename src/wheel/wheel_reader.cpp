@@ -11,9 +11,9 @@
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/safe_path.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/record.hpp"
-#include "kwheel/kernel/repo_layout.hpp"
 
 namespace kwheel {
 

@@ -11,24 +11,10 @@
 #include "kwheel/hub/hf_cache.hpp"
 #include "kwheel/hub/hf_config.hpp"
 #include "kwheel/hub/http.hpp"
-#include "kwheel/kernel/repo_layout.hpp"
+#include "kwheel/hub/repo_entries.hpp"
+#include "kwheel/hub/repo_file.hpp"
 
 namespace kwheel {
-
-struct TreeEntry {
-  std::string path;
-  std::string type;                  // "file" or "directory"
-  uint64_t size = 0;
-  std::string oid;                   // git blob id
-  std::optional<std::string> lfs_sha256;
-  std::string etag() const { return lfs_sha256 ? *lfs_sha256 : oid; }
-};
-
-struct RefInfo {
-  std::string name;    // "main", "v0.1.1"
-  std::string kind;    // "branch" or "tag"
-  std::string commit;
-};
 
 struct Resolution {
   std::string requested;           // what the user asked for ("main", ">=0.1,<0.2")

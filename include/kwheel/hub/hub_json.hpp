@@ -1,5 +1,5 @@
 #pragma once
-// The Hub API's JSON answers, checked and turned into hub.hpp's types: a
+// The Hub API's JSON answers, checked and turned into repo_entries.hpp's types: a
 // tree listing's entries (GET .../tree/{rev}/{path}), the refs listing
 // (GET .../refs) and revision info (GET .../revision/{rev}). Pure functions
 // of the parsed body, so tests and fuzzers reach them without a server. The
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kwheel/hub/hub.hpp"
+#include "kwheel/hub/repo_entries.hpp"
 
 namespace kwheel {
 

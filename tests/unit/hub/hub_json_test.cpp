@@ -7,6 +7,7 @@
 
 #include "error_support.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/hub/http.hpp"
 
 using namespace kwheel;
 using nlohmann::json;
