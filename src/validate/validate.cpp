@@ -13,6 +13,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/validate/inspect.hpp"
+#include "kwheel/kernel/package_dir.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/temp_dir.hpp"
@@ -50,17 +51,15 @@ std::string describe_death(const ProcessResult& run) {
   return msg;
 }
 
+// The package the check imports, chosen as the build chose it; a wheel's
+// .dist-info is never one. Members are installable paths here (the RECORD
+// check refused any other).
 std::string package_of(const WheelArchive& w) {
-  std::set<std::string> packages;
-  for (const auto& m : w.members()) {
-    auto slash = m.find('/');
-    if (slash != std::string::npos && m.substr(slash + 1) == "__init__.py" && !m.substr(0, slash).ends_with(".dist-info"))
-      packages.insert(m.substr(0, slash));
-  }
-  const std::string expected = wheel_name_component(w.filename().name);
-  if (packages.count(expected)) return expected;
-  if (packages.size() == 1) return *packages.begin();
-  throw Error(ErrorKind::input, "wheel '" + w.path().filename().string() + "' has no single top-level package to import (found " + std::to_string(packages.size()) + ")");
+  TopLevelDirs tops;
+  for (const auto& m : w.members()) tops.add(m);
+  std::erase_if(tops.packages, [](const std::string& d) { return d.ends_with(".dist-info"); });
+  if (auto package = pick_package_dir(tops, w.filename().name, NamedDirectory::package)) return *package;
+  throw Error(ErrorKind::input, "wheel '" + w.path().filename().string() + "' has no single top-level package to import (found " + std::to_string(tops.packages.size()) + ")");
 }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
