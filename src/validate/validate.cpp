@@ -12,11 +12,11 @@
 #include "kwheel/evidence/device_coverage.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
-#include "kwheel/validate/inspect.hpp"
 #include "kwheel/kernel/package_dir.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/temp_dir.hpp"
+#include "kwheel/validate/wheel_objects.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
