@@ -70,18 +70,19 @@ TEST(WheelObjects, GpuCodeOfEveryElfObjectNamedByItsMember) {
   EXPECT_TRUE(code[1].cuda.empty());
 }
 
-TEST(WheelObjects, OnlySharedObjectsAreReadEachFromAFileRemovedAfterwards) {
+TEST(WheelObjects, OnlySharedObjectsAreReadEachWithItsOwnBytesAndNoneIsLeft) {
   kwheel::testing::TempDir d;
-  const std::string so = elf_object(d, "a.so", 0);
-  const WheelArchive wheel(wheel_of(d, {{"demo/__init__.py", ""}, {"demo/z.so", so}, {"demo/data.bin", so}, {"demo/a.so", so}}));
-  std::vector<std::string> members;
+  const std::string host = elf_object(d, "a.so", 0), cuda = elf_object(d, "b.so", 80);
+  ASSERT_NE(host.size(), cuda.size());
+  const WheelArchive wheel(wheel_of(d, {{"demo/__init__.py", ""}, {"demo/z.so", host}, {"demo/data.bin", host}, {"demo/a.so", cuda}}));
+  std::vector<std::pair<std::string, uintmax_t>> seen;
   std::vector<fs::path> files;
   for_each_wheel_object(wheel, [&](const fs::path& file, const std::string& member) {
-    EXPECT_EQ(fs::file_size(file), so.size());
-    members.push_back(member);
+    seen.emplace_back(member, fs::file_size(file));
     files.push_back(file);
   });
-  EXPECT_EQ(members, (std::vector<std::string>{"demo/z.so", "demo/a.so"}));  // member order
+  // Member order, each read from a file holding that member's bytes.
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, uintmax_t>>{{"demo/z.so", host.size()}, {"demo/a.so", cuda.size()}}));
   for (const auto& f : files) EXPECT_FALSE(fs::exists(f)) << f;
 }
 
