@@ -152,94 +152,106 @@ std::optional<std::string> commit_problem(const IndexFile& f, const PinRequest& 
 
 }  // namespace
 
-PinResult pin(const PinRequest& req) {
-  PinResult result;
-  const bool is_url = req.source.find("://") != std::string::npos;
+namespace {
+
+// What a source offers: its candidate files, and where they were found.
+struct Listing {
   std::vector<IndexFile> files;
-  std::string where = req.source;
-  std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
-  HttpOptions ho;
-  ho.user_agent = "kwheel/" KWHEEL_VERSION;
-  ho.max_attempts = 3;
-  HttpClient http(ho);
+  std::string where;  // for messages: the directory or the project page
+};
 
-  if (!is_url) {
-    std::error_code ec;
-    if (!fs::is_directory(req.source, ec))
-      throw Error(ErrorKind::not_found, "'" + req.source + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
-    std::set<std::string> projects;
-    for (const auto& e : fs::directory_iterator(req.source)) {
-      const std::string fn = e.path().filename().string();
-      if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
-      WheelFilename w;
-      try {
-        w = parse_wheel_filename(fn);
-      } catch (const Error&) {
-        continue;
-      }
-      // pin --lock over a directory: the locked build's wheels, by what
-      // they record, whatever the kernel named its distribution.
-      IndexFile local;
-      local.url = fs::absolute(e.path()).string();
-      if (req.commit && !req.name && commit_problem(local, req, nullptr)) continue;
-      projects.insert(normalize_name(w.name));
-      if (wanted && normalize_name(w.name) != *wanted) continue;
-      IndexFile f;
-      f.filename = fn;
-      f.url = fs::absolute(e.path()).string();
-      f.sha256 = sha256_file_hex(e.path());
-      f.version = w.version;
-      files.push_back(std::move(f));
+// The wheels of a directory (of `wanted`, or of its only project), each
+// hashed here.
+Listing list_directory(const PinRequest& req, std::optional<std::string>& wanted, PinResult& result) {
+  Listing out;
+  out.where = req.source;
+  std::error_code ec;
+  if (!fs::is_directory(req.source, ec))
+    throw Error(ErrorKind::not_found, "'" + req.source + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
+  std::set<std::string> projects;
+  for (const auto& e : fs::directory_iterator(req.source)) {
+    const std::string fn = e.path().filename().string();
+    if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
+    WheelFilename w;
+    try {
+      w = parse_wheel_filename(fn);
+    } catch (const Error&) {
+      continue;
     }
-    std::sort(files.begin(), files.end(), [](const IndexFile& x, const IndexFile& y) { return x.filename < y.filename; });
-    if (projects.empty() && req.commit)
-      throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no wheel built from " + *req.repo_id + " at " + req.commit->substr(0, 12) +
-                                            "; build them with `kwheel build --lock`");
-    if (projects.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
-    if (!wanted) {
-      if (projects.size() > 1) {
-        std::string list;
-        for (const auto& p : projects) list += (list.empty() ? "" : ", ") + p;
-        throw Error(ErrorKind::usage, "'" + req.source + "' holds wheels of several projects (" + list + "); pass --name");
-      }
-      wanted = *projects.begin();
-    }
-    result.index_line = "";
-    result.page_format = "directory";
-  } else {
-    if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
-      throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
-    std::string root = req.source;
-    if (!root.ends_with("/")) root += "/";
-    if (!wanted) {
-      Page p = fetch_page(root, &http, "index page");
-      auto names = parse_root_page(p.body, p.json, root);
-      if (names.size() != 1) {
-        std::string list;
-        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-        throw Error(ErrorKind::usage, "index " + root + " lists " + std::to_string(names.size()) + " projects" + (list.empty() ? "" : " (" + list + ")") + "; pass --name");
-      }
-      wanted = normalize_name(names.front());
-    }
-    const std::string project_url = root + encode_component(*wanted) + "/";
-    Page p = fetch_page(project_url, &http, "project '" + *wanted + "'");
-    files = p.json ? parse_project_json(p.body, project_url) : parse_project_html(p.body, project_url);
-    result.page_format = p.json ? "json" : "html";
-    for (auto& f : files) f.url = join_url(p.url, f.url);
-    result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
-    where = project_url;
+    // pin --lock over a directory: the locked build's wheels, by what
+    // they record, whatever the kernel named its distribution.
+    IndexFile local;
+    local.url = fs::absolute(e.path()).string();
+    if (req.commit && !req.name && commit_problem(local, req, nullptr)) continue;
+    projects.insert(normalize_name(w.name));
+    if (wanted && normalize_name(w.name) != *wanted) continue;
+    IndexFile f;
+    f.filename = fn;
+    f.url = fs::absolute(e.path()).string();
+    f.sha256 = sha256_file_hex(e.path());
+    f.version = w.version;
+    out.files.push_back(std::move(f));
   }
-  result.project = *wanted;
+  std::sort(out.files.begin(), out.files.end(), [](const IndexFile& x, const IndexFile& y) { return x.filename < y.filename; });
+  if (projects.empty() && req.commit)
+    throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no wheel built from " + *req.repo_id + " at " + req.commit->substr(0, 12) +
+                                          "; build them with `kwheel build --lock`");
+  if (projects.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
+  if (!wanted) {
+    if (projects.size() > 1) {
+      std::string list;
+      for (const auto& p : projects) list += (list.empty() ? "" : ", ") + p;
+      throw Error(ErrorKind::usage, "'" + req.source + "' holds wheels of several projects (" + list + "); pass --name");
+    }
+    wanted = *projects.begin();
+  }
+  result.index_line = "";
+  result.page_format = "directory";
+  return out;
+}
 
+// The files on the project page of `wanted` (or of the index's only
+// project), their URLs made absolute.
+Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, HttpClient& http, PinResult& result) {
+  if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
+    throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
+  std::string root = req.source;
+  if (!root.ends_with("/")) root += "/";
+  if (!wanted) {
+    Page p = fetch_page(root, &http, "index page");
+    auto names = parse_root_page(p.body, p.json, root);
+    if (names.size() != 1) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw Error(ErrorKind::usage, "index " + root + " lists " + std::to_string(names.size()) + " projects" + (list.empty() ? "" : " (" + list + ")") + "; pass --name");
+    }
+    wanted = normalize_name(names.front());
+  }
+  Listing out;
+  const std::string project_url = root + encode_component(*wanted) + "/";
+  Page p = fetch_page(project_url, &http, "project '" + *wanted + "'");
+  out.files = p.json ? parse_project_json(p.body, project_url) : parse_project_html(p.body, project_url);
+  result.page_format = p.json ? "json" : "html";
+  for (auto& f : out.files) f.url = join_url(p.url, f.url);
+  result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
+  out.where = project_url;
+  return out;
+}
+
+// A candidate that fits, ranked.
+struct Fit {
+  size_t i;  // into PinResult::candidates
+  Version public_version, version;
+  int score;
+};
+
+// Every wheel of the project becomes a candidate, with the reason it does
+// not fit or, when it does, its rank.
+std::vector<Fit> judge_candidates(const std::vector<IndexFile>& files, const PinRequest& req, HttpClient& http, PinResult& result) {
   std::optional<SpecifierSet> spec;
   if (req.version) spec = SpecifierSet::parse(*req.version);
-  struct Fit {
-    size_t i;
-    Version public_version, version;
-    int score;
-  };
   std::vector<Fit> fits;
-  for (auto& f : files) {
+  for (const auto& f : files) {
     PinCandidate c;
     c.file = f;
     WheelFilename w;
@@ -248,7 +260,7 @@ PinResult pin(const PinRequest& req) {
     } catch (const Error&) {
       continue;  // an sdist or a stray file: not a candidate
     }
-    if (normalize_name(w.name) != *wanted) continue;
+    if (normalize_name(w.name) != result.project) continue;
     c.label = read_label(w.version);
     auto v = Version::try_parse(w.version);
     if (!v) c.problem = "version '" + w.version + "' is not PEP 440";
@@ -260,31 +272,39 @@ PinResult pin(const PinRequest& req) {
     if (!c.problem) fits.push_back({result.candidates.size(), Version::parse(v->public_str()), *v, specificity(c.label, req.target)});
     result.candidates.push_back(std::move(c));
   }
-  if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + *wanted + "' at " + where);
+  return fits;
+}
 
-  if (fits.empty()) {
-    std::map<std::string, std::set<std::string>> available;
-    // The example reason: a build for the target's torch if there is one
-    // (its problem is the interesting one), else the first.
-    std::string first_reason;
-    const auto target_torch = req.target.torch ? leading_major_minor(*req.target.torch) : std::nullopt;
-    for (int pass = 0; pass < 2 && first_reason.empty(); ++pass)
-      for (const auto& c : result.candidates)
-        if (first_reason.empty() && c.problem && (pass == 1 || (target_torch && c.label.framework_version == target_torch)))
-          first_reason = c.file.filename + ": " + *c.problem;
-    for (const auto& c : result.candidates) available[variant_name(c.label)].insert(c.file.version);
-    std::string list;
-    for (const auto& [v, versions] : available) {
-      std::string vs;
-      for (const auto& x : versions) {
-        if (!vs.empty()) vs += "/";
-        vs += Version::try_parse(x).value_or(Version::parse("0")).public_str();
-      }
-      list += (list.empty() ? "" : ", ") + v + " (" + vs + ")";
+std::string target_description(const PinRequest& req) { return req.target_described.empty() ? describe(req.target) : req.target_described; }
+
+// Nothing fits: the variants and versions there are, and one example reason.
+[[noreturn]] void throw_no_fit(const PinResult& result, const std::string& where, const PinRequest& req) {
+  std::map<std::string, std::set<std::string>> available;
+  // The example reason: a build for the target's torch if there is one
+  // (its problem is the interesting one), else the first.
+  std::string first_reason;
+  const auto target_torch = req.target.torch ? leading_major_minor(*req.target.torch) : std::nullopt;
+  for (int pass = 0; pass < 2 && first_reason.empty(); ++pass)
+    for (const auto& c : result.candidates)
+      if (first_reason.empty() && c.problem && (pass == 1 || (target_torch && c.label.framework_version == target_torch)))
+        first_reason = c.file.filename + ": " + *c.problem;
+  for (const auto& c : result.candidates) available[variant_name(c.label)].insert(c.file.version);
+  std::string list;
+  for (const auto& [v, versions] : available) {
+    std::string vs;
+    for (const auto& x : versions) {
+      if (!vs.empty()) vs += "/";
+      vs += Version::try_parse(x).value_or(Version::parse("0")).public_str();
     }
-    throw Error(ErrorKind::not_found, "no " + *wanted + " wheel at " + where + " fits " + (req.target_described.empty() ? describe(req.target) : req.target_described) +
-                                          "; available: " + list + " (e.g. " + first_reason + "); pin one with --torch X.Y --cuda X.Y or --cpu, or build that variant");
+    list += (list.empty() ? "" : ", ") + v + " (" + vs + ")";
   }
+  throw Error(ErrorKind::not_found, "no " + result.project + " wheel at " + where + " fits " + target_description(req) +
+                                        "; available: " + list + " (e.g. " + first_reason + "); pin one with --torch X.Y --cuda X.Y or --cpu, or build that variant");
+}
+
+// The newest public version wins, then the most specific build, then the
+// newest local version; every fitting file of exactly that version is kept.
+void choose(const std::vector<Fit>& fits, PinResult& result) {
   auto best = std::max_element(fits.begin(), fits.end(), [](const Fit& a, const Fit& b) {
     if (a.public_version != b.public_version) return a.public_version < b.public_version;
     if (a.score != b.score) return a.score < b.score;
@@ -296,16 +316,39 @@ PinResult pin(const PinRequest& req) {
   for (const auto& f : fits)
     if (f.version == best->version && result.candidates[f.i].file.version == chosen.file.version) result.files.push_back(result.candidates[f.i].file);
   std::sort(result.files.begin(), result.files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
+}
 
+// The requirement line and the requirements.txt snippet around it.
+void write_requirements(const PinRequest& req, PinResult& result) {
   result.requirement = result.project + "==" + result.version;
   for (const auto& f : result.files) result.requirement += " --hash=sha256:" + f.sha256;
-  std::string t = "# kwheel pin: " + result.project + " for " + (req.target_described.empty() ? describe(req.target) : req.target_described) + "\n";
+  std::string t = "# kwheel pin: " + result.project + " for " + target_description(req) + "\n";
   t += "# variant: " + result.label.describe() + (result.label.index_name().empty() ? "" : " (sub-index " + result.label.index_name() + ")") + "\n";
   for (const auto& f : result.files) t += "# file: " + f.filename + "\n";
   if (!result.index_line.empty()) t += result.index_line + "\n";
   else t += "# from directory " + fs::absolute(req.source).string() + ": pip install --find-links DIR -r requirements.txt\n";
   t += result.requirement + "\n";
   result.text = t;
+}
+
+}  // namespace
+
+PinResult pin(const PinRequest& req) {
+  PinResult result;
+  const bool is_url = req.source.find("://") != std::string::npos;
+  std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
+  HttpOptions ho;
+  ho.user_agent = "kwheel/" KWHEEL_VERSION;
+  ho.max_attempts = 3;
+  HttpClient http(ho);
+
+  const Listing listing = is_url ? list_index(req, wanted, http, result) : list_directory(req, wanted, result);
+  result.project = *wanted;
+  const std::vector<Fit> fits = judge_candidates(listing.files, req, http, result);
+  if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + result.project + "' at " + listing.where);
+  if (fits.empty()) throw_no_fit(result, listing.where, req);
+  choose(fits, result);
+  write_requirements(req, result);
   return result;
 }
 

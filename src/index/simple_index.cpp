@@ -394,87 +394,109 @@ fs::path site_directory(const fs::path& out) {
 
 }  // namespace
 
-SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
-  if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
-  const fs::path site = site_directory(o.out);
+namespace {
+
+// SITE's parent exists and the leaf names a directory; both are where the
+// lock and the scratch site go.
+void check_site_name(const fs::path& site, const SiteOptions& o) {
   const fs::path parent = site.parent_path();
   const std::string leaf = site.filename().string();
   if (leaf.empty() || leaf == "." || leaf == "..") throw Error(ErrorKind::usage, "--out '" + o.out.string() + "' must name a directory, e.g. --out site");
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) throw Error(ErrorKind::io, "cannot create '" + parent.string() + "': " + ec.message());
+}
 
-  // One writer at a time per site.
-  const fs::path lock_path = parent / ("." + leaf + ".kwheel-lock");
+// One writer at a time per site.
+UniqueFd lock_site(const fs::path& site) {
+  const fs::path lock_path = site.parent_path() / ("." + site.filename().string() + ".kwheel-lock");
   UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0)
     throw Error(ErrorKind::io, "cannot lock '" + lock_path.string() + "': " + std::strerror(errno));
+  return lock;
+}
 
-  // What the site holds now.
-  std::map<std::string, Entry> entries;  // by filename: sorted output
-  const bool exists = fs::exists(site, ec);
-  if (exists) {
-    if (!fs::is_directory(site, ec)) throw Error(ErrorKind::usage, "--out '" + site.string() + "' exists and is not a directory");
-    const fs::path manifest = site / kManifest;
-    if (!fs::exists(manifest, ec)) {
-      if (!fs::is_empty(site, ec))
-        throw Error(ErrorKind::usage, "'" + site.string() + "' is not empty and has no " + kManifest +
-                                          ", so kwheel did not write it; pass --out with a new or empty directory");
-    } else {
-      std::ifstream in(manifest, std::ios::binary);
-      // Read no more than the limit allows (parse_bounded_json then refuses it).
-      std::string text(static_cast<size_t>(std::min<uintmax_t>(fs::file_size(manifest, ec), kManifestLimits.max_bytes + 1)), '\0');
-      in.read(text.data(), static_cast<std::streamsize>(text.size()));
-      text.resize(static_cast<size_t>(in.gcount()));
-      json m = parse_bounded_json(text, kManifestLimits, ErrorKind::input, "'" + manifest.string() + "'", "rebuild the site into a new directory")
-                   .value_or(json(json::value_t::discarded));
-      if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
-        throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
-      for (const auto& f : m["files"]) {
-        // The manifest is on disk, where anyone may have edited it: every
-        // field type-checked (nlohmann's value() throws on a wrong type).
-        auto text = [&](const char* key) {
-          return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
-        };
-        Entry e;
-        e.filename = text("filename");
-        e.project = text("project");
-        e.version = text("version");
-        e.sha256 = text("sha256");
-        e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
-        e.requires_python = text("requires_python");
-        e.metadata_sha256 = text("metadata_sha256");
-        e.source = site / "files" / e.filename;
-        if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.project.empty())
-          throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
-        // A served file must still be what was indexed: its hash is on every page.
-        if (!fs::exists(e.source, ec) || sha256_file_hex(e.source) != e.sha256 || !fs::exists(fs::path(e.source) += ".metadata", ec) ||
-            sha256_file_hex(fs::path(e.source) += ".metadata") != e.metadata_sha256)
-          throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
-                                        "restore the original file, or rebuild the site into a new directory");
-        entries.emplace(e.filename, std::move(e));
-      }
-    }
+// One file of the manifest, checked against the bytes the site serves.
+Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manifest) {
+  // The manifest is on disk, where anyone may have edited it: every
+  // field type-checked (nlohmann's value() throws on a wrong type).
+  auto text = [&](const char* key) {
+    return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
+  };
+  Entry e;
+  e.filename = text("filename");
+  e.project = text("project");
+  e.version = text("version");
+  e.sha256 = text("sha256");
+  e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
+  e.requires_python = text("requires_python");
+  e.metadata_sha256 = text("metadata_sha256");
+  e.source = site / "files" / e.filename;
+  if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.project.empty())
+    throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
+  // A served file must still be what was indexed: its hash is on every page.
+  std::error_code ec;
+  if (!fs::exists(e.source, ec) || sha256_file_hex(e.source) != e.sha256 || !fs::exists(fs::path(e.source) += ".metadata", ec) ||
+      sha256_file_hex(fs::path(e.source) += ".metadata") != e.metadata_sha256)
+    throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
+                                  "restore the original file, or rebuild the site into a new directory");
+  return e;
+}
+
+// What an existing site holds, by filename (sorted output); empty for a new
+// or empty directory.
+std::map<std::string, Entry> read_site(const fs::path& site) {
+  std::map<std::string, Entry> entries;
+  std::error_code ec;
+  if (!fs::is_directory(site, ec)) throw Error(ErrorKind::usage, "--out '" + site.string() + "' exists and is not a directory");
+  const fs::path manifest = site / kManifest;
+  if (!fs::exists(manifest, ec)) {
+    if (!fs::is_empty(site, ec))
+      throw Error(ErrorKind::usage, "'" + site.string() + "' is not empty and has no " + kManifest +
+                                        ", so kwheel did not write it; pass --out with a new or empty directory");
+    return entries;
   }
+  std::ifstream in(manifest, std::ios::binary);
+  // Read no more than the limit allows (parse_bounded_json then refuses it).
+  std::string text(static_cast<size_t>(std::min<uintmax_t>(fs::file_size(manifest, ec), kManifestLimits.max_bytes + 1)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  json m = parse_bounded_json(text, kManifestLimits, ErrorKind::input, "'" + manifest.string() + "'", "rebuild the site into a new directory")
+               .value_or(json(json::value_t::discarded));
+  if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
+    throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
+  for (const auto& f : m["files"]) {
+    Entry e = manifest_entry(f, site, manifest);
+    entries.emplace(e.filename, std::move(e));
+  }
+  return entries;
+}
 
-  SiteReport report;
-  report.site = site;
+// A wheel given on the command line, read for its pages.
+Entry given_entry(const fs::path& w) {
+  WheelArchive archive(w);
+  if (auto problems = archive.verify_record(); !problems.empty())
+    throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': RECORD check failed: " + problems.front() + "; rebuild the wheel");
+  Entry e;
+  e.filename = w.filename().string();
+  e.project = normalize_name(archive.field("Name"));
+  e.version = archive.field("Version");
+  e.sha256 = sha256_file_hex(w);
+  e.size = fs::file_size(w);
+  e.requires_python = archive.field("Requires-Python");
+  e.metadata = archive.read(archive.dist_info() + "/METADATA");
+  e.metadata_sha256 = sha256_hex(e.metadata);
+  e.source = w;
+  e.is_new = true;
+  return e;
+}
+
+// The given wheels join `entries`; the report says which were added, which
+// were already there with the same bytes, and which were kept untouched.
+void add_wheels(const std::vector<fs::path>& wheels, const fs::path& site, std::map<std::string, Entry>& entries, SiteReport& report) {
   std::map<std::string, std::pair<fs::path, std::string>> given;  // filename -> first path given, sha256
   for (const auto& w : wheels) {
-    WheelArchive archive(w);
-    if (auto problems = archive.verify_record(); !problems.empty())
-      throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': RECORD check failed: " + problems.front() + "; rebuild the wheel");
-    Entry e;
-    e.filename = w.filename().string();
-    e.project = normalize_name(archive.field("Name"));
-    e.version = archive.field("Version");
-    e.sha256 = sha256_file_hex(w);
-    e.size = fs::file_size(w);
-    e.requires_python = archive.field("Requires-Python");
-    e.metadata = archive.read(archive.dist_info() + "/METADATA");
-    e.metadata_sha256 = sha256_hex(e.metadata);
-    e.source = w;
-    e.is_new = true;
+    Entry e = given_entry(w);
     if (auto [first, added] = given.try_emplace(e.filename, w, e.sha256); !added) {
       if (first->second.second == e.sha256) continue;  // the same file twice (a file and its directory), or a copy
       throw Error(ErrorKind::input, "two different wheels are named '" + e.filename + "': '" + first->second.first.string() + "' and '" + w.string() +
@@ -493,19 +515,17 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   }
   for (const auto& [name, e] : entries)
     if (!e.is_new && !given.count(name)) report.kept.push_back(name);
+}
 
-  // The new site, beside the old one.
-  // Named for its owner, removed if interrupted, and swept by the next run if
-  // this one is killed outright (temp_dir.hpp): a scratch site can be large.
-  TempDir scratch = TempDir::beside(site, "new");
-  const std::string tmpl = scratch.path().string();
-  const fs::path root = scratch.path();
+// ROOT/files: new wheels copied with their METADATA, old ones linked.
+void write_files(const fs::path& root, const std::map<std::string, Entry>& entries) {
   // mkdtemp makes it 0700; a site is for serving: the usual umask'd mode.
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::chmod(root.c_str(), 0777 & ~mask);
   fs::create_directories(root / "files");
-  for (auto& [name, e] : entries) {
+  std::error_code ec;
+  for (const auto& [name, e] : entries) {
     const fs::path dest = root / "files" / name;
     if (e.is_new) {
       fs::copy_file(e.source, dest, ec);
@@ -516,8 +536,43 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
       link_or_copy(fs::path(e.source) += ".metadata", fs::path(dest) += ".metadata");
     }
   }
+}
 
-  // Sub-indexes: one per torch/compute label present.
+// One simple/ tree of the entries `accept` takes, linking to the site's
+// files/ `depth_to_site` levels up (or under `base`); returns its projects.
+std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const fs::path& simple_dir,
+                                     int depth_to_site, const std::function<bool(const Entry&)>& accept) {
+  std::map<std::string, std::vector<IndexFile>> projects;
+  for (const auto& [name, e] : entries) {
+    if (!accept(e)) continue;
+    IndexFile f;
+    f.filename = name;
+    std::string prefix = base.empty() ? "" : base + "/";
+    if (base.empty())
+      for (int i = 0; i < depth_to_site; ++i) prefix += "../";
+    f.url = prefix + "files/" + encode_component(name);
+    f.sha256 = e.sha256;
+    f.requires_python = e.requires_python;
+    f.metadata_sha256 = e.metadata_sha256;
+    f.size = e.size;
+    f.version = e.version;
+    projects[e.project].push_back(std::move(f));
+  }
+  std::vector<std::string> names;
+  for (const auto& [project, files] : projects) {
+    names.push_back(project);
+    write_text(simple_dir / project / "index.html", render_project_html(project, files));
+    write_text(simple_dir / project / "index.json", render_project_json(project, files));
+  }
+  write_text(simple_dir / "index.html", render_root_html(names));
+  write_text(simple_dir / "index.json", render_root_json(names));
+  return names;
+}
+
+// ROOT/simple and one sub-index per torch/compute label present; returns
+// the sub-indexes by name.
+std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std::map<std::string, Entry>& entries, const SiteOptions& o,
+                                                SiteReport& report) {
   std::map<std::string, LocalLabel> variants;
   for (const auto& [_, e] : entries) {
     LocalLabel l = read_label(e.version);
@@ -525,42 +580,16 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   }
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
-
-  auto write_index = [&](const fs::path& simple_dir, int depth_to_site, const std::function<bool(const Entry&)>& accept) {
-    std::map<std::string, std::vector<IndexFile>> projects;
-    for (const auto& [name, e] : entries) {
-      if (!accept(e)) continue;
-      IndexFile f;
-      f.filename = name;
-      std::string prefix = base.empty() ? "" : base + "/";
-      if (base.empty())
-        for (int i = 0; i < depth_to_site; ++i) prefix += "../";
-      f.url = prefix + "files/" + encode_component(name);
-      f.sha256 = e.sha256;
-      f.requires_python = e.requires_python;
-      f.metadata_sha256 = e.metadata_sha256;
-      f.size = e.size;
-      f.version = e.version;
-      projects[e.project].push_back(std::move(f));
-    }
-    std::vector<std::string> names;
-    for (const auto& [project, files] : projects) {
-      names.push_back(project);
-      write_text(simple_dir / project / "index.html", render_project_html(project, files));
-      write_text(simple_dir / project / "index.json", render_project_json(project, files));
-    }
-    write_text(simple_dir / "index.html", render_root_html(names));
-    write_text(simple_dir / "index.json", render_root_json(names));
-    return names;
-  };
-  report.projects = write_index(root / "simple", 2, [](const Entry&) { return true; });
+  report.projects = write_index(entries, base, root / "simple", 2, [](const Entry&) { return true; });
   for (const auto& [vname, vlabel] : variants) {
     const LocalLabel& v = vlabel;
-    write_index(root / vname / "simple", 3, [&](const Entry& e) { return variant_accepts(v, read_label(e.version)); });
+    write_index(entries, base, root / vname / "simple", 3, [&](const Entry& e) { return variant_accepts(v, read_label(e.version)); });
     report.variants.push_back(vname);
   }
+  return variants;
+}
 
-  // Landing page and manifest.
+void write_landing_page(const fs::path& root, const std::map<std::string, LocalLabel>& variants) {
   std::string landing = kHead;
   landing += "    <title>Package index</title>\n  </head>\n  <body>\n    <h1>Package index</h1>\n    <p>Every build: <a href=\"simple/\">simple/</a></p>\n";
   if (!variants.empty()) {
@@ -571,6 +600,9 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   }
   landing += "  </body>\n</html>\n";
   write_text(root / "index.html", landing);
+}
+
+void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries) {
   json files = json::array();
   for (const auto& [name, e] : entries)
     files.push_back({{"filename", name},
@@ -581,8 +613,13 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
                      {"requires_python", e.requires_python},
                      {"metadata_sha256", e.metadata_sha256}});
   write_text(root / kManifest, json{{"format", kManifestFormat}, {"files", files}}.dump(1) + "\n");
+}
 
-  // Swap it in.
+// The new site (scratch) takes SITE's place; `scratch` is left holding what
+// is to be removed: the old site, or nothing.
+void swap_in(TempDir& scratch, const fs::path& site, bool exists) {
+  const std::string tmpl = scratch.path().string();
+  const fs::path root = scratch.path();
   if (!exists) {
     if (::rename(root.c_str(), site.c_str()) != 0)
       throw Error(ErrorKind::io, "cannot move the new site to '" + site.string() + "': " + std::strerror(errno));
@@ -598,6 +635,33 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   } else {
     throw Error(ErrorKind::io, "cannot swap the new site into '" + site.string() + "': " + std::strerror(errno));
   }
+}
+
+}  // namespace
+
+SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
+  if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
+  const fs::path site = site_directory(o.out);
+  check_site_name(site, o);
+  const UniqueFd lock = lock_site(site);
+
+  std::error_code ec;
+  const bool exists = fs::exists(site, ec);
+  std::map<std::string, Entry> entries = exists ? read_site(site) : std::map<std::string, Entry>{};
+  SiteReport report;
+  report.site = site;
+  add_wheels(wheels, site, entries, report);
+
+  // The new site, beside the old one.
+  // Named for its owner, removed if interrupted, and swept by the next run if
+  // this one is killed outright (temp_dir.hpp): a scratch site can be large.
+  TempDir scratch = TempDir::beside(site, "new");
+  const fs::path root = scratch.path();
+  write_files(root, entries);
+  const auto variants = write_indexes(root, entries, o, report);
+  write_landing_page(root, variants);
+  write_manifest(root, entries);
+  swap_in(scratch, site, exists);
   return report;
 }
 

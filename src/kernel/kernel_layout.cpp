@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/kernel/package_dir.hpp"
 #include "kwheel/packaging/pep440.hpp"
 
 namespace kwheel {
@@ -67,24 +67,18 @@ VariantLayout flat(const VariantInput& v, const KernelMetadata* md, const std::s
 }
 
 std::string nested_package(const VariantInput& v, const KernelMetadata* md, const std::string& fallback) {
-  std::set<std::string> dirs, packages;
-  for (const auto& f : v.files) {
-    std::string top = top_dir(f.path);
-    if (top.empty()) continue;
-    dirs.insert(top);
-    if (f.path == top + "/__init__.py") packages.insert(top);
-  }
+  TopLevelDirs tops;
+  for (const auto& f : v.files) tops.add(f.path);
   if (md && md->python_name()) {
-    if (dirs.count(*md->python_name())) return *md->python_name();
-    if (!packages.empty())
+    if (tops.dirs.count(*md->python_name())) return *md->python_name();
+    if (!tops.packages.empty())
       throw Error(ErrorKind::input, "variant '" + v.name + "': metadata.json names the kernel '" + *md->name + "' but its package directory is '" +
-                                        *packages.begin() + "/'; the metadata belongs to another kernel, rebuild it");
+                                        *tops.packages.begin() + "/'; the metadata belongs to another kernel, rebuild it");
   }
+  if (auto package = pick_package_dir(tops, fallback, NamedDirectory::any)) return *package;
   const std::string expected = wheel_name_component(fallback);
-  if (dirs.count(expected)) return expected;
-  if (packages.size() == 1) return *packages.begin();
   std::string found;
-  for (const auto& d : dirs) found += (found.empty() ? "" : ", ") + d + "/";
+  for (const auto& d : tops.dirs) found += (found.empty() ? "" : ", ") + d + "/";
   throw Error(ErrorKind::input, "variant '" + v.name + "': no package directory '" + expected + "/'" +
                                     (found.empty() ? std::string(" and no __init__.py at its top") : " (found " + found + ")") +
                                     "; pass --name to choose the package");

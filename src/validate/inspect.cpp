@@ -4,68 +4,13 @@
 
 #include "kwheel/validate/compat.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/evidence/shared_object.hpp"
 #include "kwheel/evidence/macho.hpp"
-#include "kwheel/base/mapped_file.hpp"
-#include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/text.hpp"
+#include "kwheel/validate/wheel_objects.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
-
-namespace {
-
-// The objects of a wheel or a file: ELF (Linux) or Mach-O (macOS).
-struct Objects {
-  std::vector<ElfInfo> elves;
-  std::vector<ObjectGpuCode> gpu;
-  std::vector<MachOInfo> machos;
-};
-
-// One object's ELF facts and GPU code, from one mapping, or its Mach-O
-// facts; reports name it `name` (the wheel member, not a temp file).
-void read_object(const fs::path& file, const std::string& name, Objects& out) {
-  if (is_macho_file(file)) {
-    MachOInfo m = read_macho(file);
-    m.name = name;
-    out.machos.push_back(std::move(m));
-    return;
-  }
-  auto& elves = out.elves;
-  auto& gpu = out.gpu;
-  const MappedFile mapped(file);
-  ElfInfo e = parse_elf(mapped.bytes(), file.string());
-  gpu.push_back(read_gpu_code(mapped.bytes(), e, name));
-  e.name = name;
-  elves.push_back(std::move(e));
-}
-
-// Only the shared objects leave the archive, one at a time, each removed
-// once read: the scratch space is one member, whatever the wheel holds.
-// WheelArchive has bounded their declared sizes and stream() holds each to
-// its declared size.
-template <class F>
-void for_each_object(const WheelArchive& wheel, F&& read) {
-  TempDir scratch("inspect");
-  const fs::path tmp = scratch.path() / "member.so";
-  for (const auto& m : wheel.members()) {
-    if (!is_shared_object(m)) continue;
-    wheel.extract(m, tmp, kMaxInspectedObjectBytes);
-    if (!is_elf_file(tmp) && !is_macho_file(tmp))
-      throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");
-    read(tmp, m);
-    fs::remove(tmp);
-  }
-}
-
-}  // namespace
-
-std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
-  Objects objects;
-  for_each_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, objects); });
-  return objects.gpu;
-}
 
 namespace {
 
@@ -90,7 +35,7 @@ void judge_macos(Inspection& out, const std::vector<MachOInfo>& machos, const st
 
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   Inspection out;
-  Objects objects;
+  ObjectFacts objects;
   if (path.extension() == ".whl") {
     out.kind = "wheel";
     WheelArchive wheel(path);
@@ -100,7 +45,7 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
         out.kernel = parse_kernel_metadata(wheel.read(m, kMaxKernelMetadataBytes + 1), "wheel '" + path.filename().string() + "' member '" + m + "'");
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
-    for_each_object(wheel, [&](const fs::path& file, const std::string& member) {
+    for_each_wheel_object(wheel, [&](const fs::path& file, const std::string& member) {
       read_object(file, member, objects);
       out.files.push_back(member);
     });

@@ -12,10 +12,11 @@
 #include "kwheel/evidence/device_coverage.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
-#include "kwheel/validate/inspect.hpp"
+#include "kwheel/kernel/package_dir.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/temp_dir.hpp"
+#include "kwheel/validate/wheel_objects.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -50,17 +51,15 @@ std::string describe_death(const ProcessResult& run) {
   return msg;
 }
 
+// The package the check imports, chosen as the build chose it; a wheel's
+// .dist-info is never one. Members are installable paths here (the RECORD
+// check refused any other).
 std::string package_of(const WheelArchive& w) {
-  std::set<std::string> packages;
-  for (const auto& m : w.members()) {
-    auto slash = m.find('/');
-    if (slash != std::string::npos && m.substr(slash + 1) == "__init__.py" && !m.substr(0, slash).ends_with(".dist-info"))
-      packages.insert(m.substr(0, slash));
-  }
-  const std::string expected = wheel_name_component(w.filename().name);
-  if (packages.count(expected)) return expected;
-  if (packages.size() == 1) return *packages.begin();
-  throw Error(ErrorKind::input, "wheel '" + w.path().filename().string() + "' has no single top-level package to import (found " + std::to_string(packages.size()) + ")");
+  TopLevelDirs tops;
+  for (const auto& m : w.members()) tops.add(m);
+  std::erase_if(tops.packages, [](const std::string& d) { return d.ends_with(".dist-info"); });
+  if (auto package = pick_package_dir(tops, w.filename().name, NamedDirectory::package)) return *package;
+  throw Error(ErrorKind::input, "wheel '" + w.path().filename().string() + "' has no single top-level package to import (found " + std::to_string(tops.packages.size()) + ")");
 }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -121,53 +120,44 @@ json to_json(const WheelCoverage& w, const CudaDevice& device) {
 
 namespace {
 
-ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
-  ValidationResult r;
-  r.wheel = path;
-  r.timings = json::object();
-  auto fail = [&](const std::string& why) {
-    r.status = ValidationResult::Status::fail;
-    r.reason = why;
-    return r;
-  };
-  const auto t0 = Clock::now();
-  std::unique_ptr<WheelArchive> wheel;
-  try {
-    wheel = std::make_unique<WheelArchive>(path);
-  } catch (const Error& e) {
-    return fail(e.what());
-  }
-  if (auto problems = wheel->verify_record(); !problems.empty())
-    return fail("RECORD check failed: " + problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
-  if (auto why = incompatibility(*wheel, in, o.device)) {
-    r.status = ValidationResult::Status::skip;
-    r.reason = *why;
-    return r;
-  }
-  if (o.device != "cpu" && o.cuda_device)
-    if (auto judged = judge_device(*wheel, *o.cuda_device); judged && judged->judged) {
-      r.details["gpu_code"] = to_json(*judged, *o.cuda_device);
-      if (!judged->covered) {
-        r.status = ValidationResult::Status::skip;
-        r.reason = judged->reason;
-        return r;
-      }
-    }
-  if (!in.has_pip) return fail("interpreter " + in.executable + " has no pip; install it (e.g. apt-get install python3-pip) or pass --python of one that has");
-  std::string package;
-  try {
-    package = package_of(*wheel);
-  } catch (const Error& e) {
-    return fail(e.what());
-  }
-  r.timings["inspect"] = seconds_since(t0);
+using Status = ValidationResult::Status;
 
-  TempDir tmp("validate");
-  if (o.keep_env) tmp.keep();
-  const fs::path env = tmp.path() / "env";
-  auto t = Clock::now();
+// Sets the verdict; false, so that a step that decides can return it.
+bool decide(ValidationResult& r, Status status, std::string why) {
+  r.status = status;
+  r.reason = std::move(why);
+  return false;
+}
+
+// What the archive alone decides, before any environment is made: FAIL (a
+// broken wheel, an interpreter without pip) or SKIP (it cannot run here,
+// or its GPU code runs on no such GPU). False when it decided; otherwise
+// `package` is the one the check imports.
+bool judge_archive(const WheelArchive& wheel, const InterpreterInfo& in, const ValidateOptions& o, ValidationResult& r, std::string& package) {
+  if (auto problems = wheel.verify_record(); !problems.empty())
+    return decide(r, Status::fail,
+                  "RECORD check failed: " + problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
+  if (auto why = incompatibility(wheel, in, o.device)) return decide(r, Status::skip, *why);
+  if (o.device != "cpu" && o.cuda_device)
+    if (auto judged = judge_device(wheel, *o.cuda_device); judged && judged->judged) {
+      r.details["gpu_code"] = to_json(*judged, *o.cuda_device);
+      if (!judged->covered) return decide(r, Status::skip, judged->reason);
+    }
+  if (!in.has_pip)
+    return decide(r, Status::fail, "interpreter " + in.executable + " has no pip; install it (e.g. apt-get install python3-pip) or pass --python of one that has");
+  try {
+    package = package_of(wheel);
+  } catch (const Error& e) {
+    return decide(r, Status::fail, e.what());
+  }
+  return true;
+}
+
+// A virtual environment at `env` that sees the interpreter's torch; why
+// it could not be made, or nullopt.
+std::optional<std::string> make_env(const fs::path& env, const TempDir& tmp, const InterpreterInfo& in, const ValidateOptions& o) {
   ProcessResult venv = run_process({in.executable, "-m", "venv", "--without-pip", env.string()}, isolated_python(o.timeout, tmp.path().string()));
-  if (venv.exit_code != 0) return fail("cannot create a virtual environment with " + in.executable + ": " + last_lines(venv.err, 2));
+  if (venv.exit_code != 0) return "cannot create a virtual environment with " + in.executable + ": " + last_lines(venv.err, 2);
   // A venv does not see its parent's packages, not even with
   // --system-site-packages when the parent is itself a venv: point a .pth
   // at the directory that holds torch instead. addsitedir, not a bare path
@@ -177,12 +167,12 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
   if (!in.torch_site.empty()) {
     std::ofstream pth(site / "_kwheel_torch.pth");
     pth << "import site; site.addsitedir(" << json(in.torch_site).dump() << ")\n";
-    if (!pth) return fail("cannot write " + (site / "_kwheel_torch.pth").string());
+    if (!pth) return "cannot write " + (site / "_kwheel_torch.pth").string();
   }
-  const std::string env_python = (env / "bin" / "python").string();
-  r.timings["venv"] = seconds_since(t);
+  return std::nullopt;
+}
 
-  t = Clock::now();
+ProcessResult pip_install(const fs::path& wheel, const std::string& env_python, const TempDir& tmp, const InterpreterInfo& in, const ValidateOptions& o) {
   // pip's own `--python ENV` starts pip twice (here, then inside ENV through
   // __pip-runner__.py); running the runner in ENV directly is the same code
   // path with one start-up fewer. --ignore-installed: the environment sees
@@ -196,8 +186,62 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
   for (const char* a : {"install", "--isolated", "--no-deps", "--no-index", "--no-cache-dir", "--no-compile", "--ignore-installed",
                         "--no-warn-conflicts", "--disable-pip-version-check", "-q"})
     pip_argv.emplace_back(a);
-  pip_argv.push_back(fs::absolute(path).string());
-  ProcessResult pip = run_process(pip_argv, isolated_python(o.timeout, tmp.path().string()));
+  pip_argv.push_back(fs::absolute(wheel).string());
+  return run_process(pip_argv, isolated_python(o.timeout, tmp.path().string()));
+}
+
+// The check's verdict: its report (the last line it printed), or how it died.
+void judge_check(const ProcessResult& run, const ValidateOptions& o, ValidationResult& r) {
+  if (run.timed_out) {
+    decide(r, Status::fail, "the kernel check timed out after " + std::to_string(o.timeout.count()) + " s");
+    return;
+  }
+  json report = json::parse(last_line(run.out), nullptr, false);
+  if (report.is_discarded() || !report.is_object()) {
+    decide(r, Status::fail, describe_death(run));
+    return;
+  }
+  // The runner's own step timings join kwheel's phases: check.import_torch,
+  // check.kernel_check, ...
+  if (report.contains("timings") && report["timings"].is_object()) {
+    for (const auto& [k, v] : report["timings"].items()) r.timings["check." + k] = v;
+    report.erase("timings");
+  }
+  r.details.update(report);
+  if (run.exit_code == 0) r.status = Status::pass;
+  else if (run.exit_code == 3) decide(r, Status::skip, report.value("reason", "skipped by the check"));
+  else decide(r, Status::fail, report.value("error", "the check failed (exit " + std::to_string(run.exit_code) + ")"));
+}
+
+ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo& in, const ValidateOptions& o) {
+  ValidationResult r;
+  r.wheel = path;
+  r.timings = json::object();
+  auto fail = [&](const std::string& why) {
+    decide(r, Status::fail, why);
+    return r;
+  };
+  const auto t0 = Clock::now();
+  std::unique_ptr<WheelArchive> wheel;
+  try {
+    wheel = std::make_unique<WheelArchive>(path);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
+  std::string package;
+  if (!judge_archive(*wheel, in, o, r, package)) return r;
+  r.timings["inspect"] = seconds_since(t0);
+
+  TempDir tmp("validate");
+  if (o.keep_env) tmp.keep();
+  const fs::path env = tmp.path() / "env";
+  auto t = Clock::now();
+  if (auto why = make_env(env, tmp, in, o)) return fail(*why);
+  const std::string env_python = (env / "bin" / "python").string();
+  r.timings["venv"] = seconds_since(t);
+
+  t = Clock::now();
+  ProcessResult pip = pip_install(path, env_python, tmp, in, o);
   r.timings["install"] = seconds_since(t);
   if (pip.timed_out) return fail("pip install timed out after " + std::to_string(o.timeout.count()) + " s");
   if (pip.exit_code != 0) return fail("pip refused to install the wheel: " + last_lines(pip.err, 3));
@@ -209,25 +253,7 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
   r.timings["check"] = seconds_since(t);
   r.timings["total"] = seconds_since(t0);
   if (o.keep_env) r.details["env"] = env.string();
-  if (run.timed_out) return fail("the kernel check timed out after " + std::to_string(o.timeout.count()) + " s");
-  json report = json::parse(last_line(run.out), nullptr, false);
-  if (report.is_discarded() || !report.is_object())
-    return fail(describe_death(run));
-  // The runner's own step timings join kwheel's phases: check.import_torch,
-  // check.kernel_check, ...
-  if (report.contains("timings") && report["timings"].is_object()) {
-    for (const auto& [k, v] : report["timings"].items()) r.timings["check." + k] = v;
-    report.erase("timings");
-  }
-  r.details.update(report);
-  if (run.exit_code == 0) r.status = ValidationResult::Status::pass;
-  else if (run.exit_code == 3) {
-    r.status = ValidationResult::Status::skip;
-    r.reason = report.value("reason", "skipped by the check");
-  } else {
-    r.status = ValidationResult::Status::fail;
-    r.reason = report.value("error", "the check failed (exit " + std::to_string(run.exit_code) + ")");
-  }
+  judge_check(run, o, r);
   return r;
 }
 

@@ -353,12 +353,17 @@ WrittenWheel write_wheel(const WheelContents& contents, const std::filesystem::p
   return std::move(staged.info);
 }
 
-StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::path& out, const WriteOptions& options) {
-  const std::string wheel_name = out.filename().string();
-  auto fail = [&](ErrorKind kind, const std::string& why) { return Error(kind, "wheel " + wheel_name + ": " + why); };
-  if (options.compression_level < 0 || options.compression_level > 9)
-    throw Error(ErrorKind::usage, "--compression-level " + std::to_string(options.compression_level) + ": use 0 (store) to 9");
+namespace {
 
+// Errors name the wheel they are about.
+struct WheelError {
+  std::string wheel_name;
+  Error operator()(ErrorKind kind, const std::string& why) const { return Error(kind, "wheel " + wheel_name + ": " + why); }
+};
+
+// The members in archive order, refused where they would clash with each
+// other or with what the writer generates.
+std::vector<const WheelMember*> sorted_members(const WheelContents& contents, const WheelError& fail) {
   std::vector<const WheelMember*> members;
   std::set<std::string> seen;
   const std::string dist_prefix = contents.dist_info + "/";
@@ -370,19 +375,59 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
     members.push_back(&m);
   }
   std::sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->archive_path < b->archive_path; });
+  return members;
+}
 
-  const std::time_t mtime = libzip_time_for(options.source_date_epoch.value_or(kZipEpoch));
+std::string hash_text(const std::string& text) {
+  Hasher h;
+  h.update(text);
+  return "sha256=" + urlsafe_b64_nopad(h.finish());
+}
+
+// Every member's source, in archive order, and the RECORD rows they fill
+// in as libzip finishes reading each. Neither copied nor moved: the sources
+// point into `rows`.
+struct Packing {
+  std::unique_ptr<DeflateScratch> scratch;  // one deflater per wheel (level 0 stores): libzip packs members in turn
+  std::vector<RecordEntry> rows;
+  std::vector<std::unique_ptr<FileSource>> files;
+  std::unique_ptr<TextSource> metadata, wheel, record;
+
+  Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime, int level, const WheelError& fail);
+  Packing(const Packing&) = delete;
+  Packing& operator=(const Packing&) = delete;
+
+  // Our sources know which member failed and why; libzip only the code.
+  std::string member_error() const {
+    std::string why;
+    for (auto& src : files)
+      if (!src->err.message.empty()) why = src->err.message;
+    for (auto* src : {metadata.get(), wheel.get(), record.get()})
+      if (!src->err.message.empty()) why = src->err.message;
+    return why;
+  }
+
+ private:
+  std::unique_ptr<TextSource> text_source(const std::string& name, std::string text, uint64_t size, std::time_t mtime) const {
+    auto src = std::make_unique<TextSource>();
+    src->name = name;
+    src->text = std::move(text);
+    src->expected = size;
+    src->mtime = mtime;
+    src->scratch = scratch.get();
+    return src;
+  }
+};
+
+Packing::Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime, int level,
+                 const WheelError& fail) {
+  const std::string dist_prefix = contents.dist_info + "/";
   const std::string metadata_path = dist_prefix + "METADATA";
   const std::string wheel_path = dist_prefix + "WHEEL";
   const std::string record_path = dist_prefix + "RECORD";
-
-  // One deflater per wheel (level 0 stores): libzip packs members in turn.
-  std::unique_ptr<DeflateScratch> scratch;
-  if (options.compression_level > 0) scratch = std::make_unique<DeflateScratch>(options.compression_level);
-
-  // RECORD rows, filled in by each source as libzip finishes reading it.
-  std::vector<RecordEntry> rows(members.size() + 2);
-  std::vector<std::unique_ptr<FileSource>> sources;
+  if (level > 0) scratch = std::make_unique<DeflateScratch>(level);
+  rows.resize(members.size() + 2);
+  // RECORD's size is planned with a placeholder of a hash's exact length.
   const std::string hash_placeholder = "sha256=" + std::string(43, 'A');
   std::vector<RecordEntry> plan;
   for (size_t i = 0; i < members.size(); ++i) {
@@ -400,117 +445,118 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
     src->scratch = scratch.get();
     src->record = &rows[i];
     plan.push_back({members[i]->archive_path, hash_placeholder, actual});
-    sources.push_back(std::move(src));
+    files.push_back(std::move(src));
   }
-  auto hash_text = [](const std::string& text) {
-    Hasher h;
-    h.update(text);
-    return "sha256=" + urlsafe_b64_nopad(h.finish());
-  };
   rows[members.size()] = {metadata_path, hash_text(contents.metadata), contents.metadata.size()};
   rows[members.size() + 1] = {wheel_path, hash_text(contents.wheel), contents.wheel.size()};
   plan.push_back(rows[members.size()]);
   plan.push_back(rows[members.size() + 1]);
   plan.push_back({record_path, "", std::nullopt});
+  metadata = text_source(metadata_path, contents.metadata, contents.metadata.size(), mtime);
+  wheel = text_source(wheel_path, contents.wheel, contents.wheel.size(), mtime);
+  record = text_source(record_path, "", format_record(plan).size(), mtime);
+  record->record_rows = &rows;
+}
 
-  auto text_source = [&](const std::string& name, std::string text, uint64_t size) {
-    auto src = std::make_unique<TextSource>();
-    src->name = name;
-    src->text = std::move(text);
-    src->expected = size;
-    src->mtime = mtime;
-    src->scratch = scratch.get();
-    return src;
-  };
-  auto metadata_src = text_source(metadata_path, contents.metadata, contents.metadata.size());
-  auto wheel_src = text_source(wheel_path, contents.wheel, contents.wheel.size());
-  auto record_src = text_source(record_path, "", format_record(plan).size());
-  record_src->record_rows = &rows;
-
-  std::error_code ec;
-  std::filesystem::create_directories(out.parent_path().empty() ? "." : out.parent_path(), ec);
-  auto tmp_owner = std::make_unique<TempPath>(out);
-  TempPath& tmp = *tmp_owner;
+// An empty archive at `tmp`, open for libzip to fill.
+ZipPtr open_archive(const std::filesystem::path& tmp, const WheelError& fail) {
   // The name is created here, empty, before libzip opens it: O_EXCL makes
   // sure it is ours, and libzip 1.7.3 then opens an existing regular file.
   // Left to create the file itself, that libzip now and then refused a fresh
   // name as "Read-only archive" (about 1 build in 60 under ASan on a busy
   // machine; never once the file exists).
-  if (int fd = ::open(tmp.path().c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666); fd >= 0) ::close(fd);
-  else throw fail(ErrorKind::io, "cannot create '" + tmp.path().string() + "': " + std::strerror(errno));
+  if (int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666); fd >= 0) ::close(fd);
+  else throw fail(ErrorKind::io, "cannot create '" + tmp.string() + "': " + std::strerror(errno));
   int zerr = 0;
-  ZipPtr za(zip_open(tmp.path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &zerr));
-  if (!za) {
-    zip_error_t e;
-    zip_error_init_with_code(&e, zerr);
-    std::string why = zip_error_strerror(&e);
-    zip_error_fini(&e);
-    // Say what the path was, so that a failure we did not foresee shows its cause.
-    std::error_code sec;
-    const auto st = std::filesystem::symlink_status(tmp.path(), sec);
-    const std::string found = sec || st.type() == std::filesystem::file_type::not_found ? "it does not exist"
-                              : st.type() == std::filesystem::file_type::regular
-                                  ? "it is a file of " + std::to_string(std::filesystem::file_size(tmp.path(), sec)) + " bytes"
-                                  : "it exists and is not a regular file";
-    throw fail(ErrorKind::io, "cannot create '" + tmp.path().string() + "': " + why + " (libzip error " + std::to_string(zerr) + "; " + found + ")");
-  }
+  ZipPtr za(zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &zerr));
+  if (za) return za;
+  zip_error_t e;
+  zip_error_init_with_code(&e, zerr);
+  std::string why = zip_error_strerror(&e);
+  zip_error_fini(&e);
+  // Say what the path was, so that a failure we did not foresee shows its cause.
+  std::error_code sec;
+  const auto st = std::filesystem::symlink_status(tmp, sec);
+  const std::string found = sec || st.type() == std::filesystem::file_type::not_found ? "it does not exist"
+                            : st.type() == std::filesystem::file_type::regular
+                                ? "it is a file of " + std::to_string(std::filesystem::file_size(tmp, sec)) + " bytes"
+                                : "it exists and is not a regular file";
+  throw fail(ErrorKind::io, "cannot create '" + tmp.string() + "': " + why + " (libzip error " + std::to_string(zerr) + "; " + found + ")");
+}
 
-  auto add = [&](const std::string& name, zip_source_t* src, bool exec) {
-    if (!src) throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za.get()));
-    zip_int64_t idx = zip_file_add(za.get(), name.c_str(), src, ZIP_FL_ENC_UTF_8);
-    if (idx < 0) {
-      zip_source_free(src);
-      throw fail(ErrorKind::input, "cannot add '" + name + "': " + zip_strerror(za.get()));
-    }
-    const auto level = options.compression_level;
-    const zip_uint32_t mode = exec ? 0100755 : 0100644;
-    if (zip_set_file_compression(za.get(), idx, level == 0 ? ZIP_CM_STORE : ZIP_CM_DEFLATE, level) != 0 ||
-        zip_file_set_mtime(za.get(), idx, mtime, 0) != 0 ||
-        zip_file_set_external_attributes(za.get(), idx, 0, ZIP_OPSYS_UNIX, mode << 16) != 0)
-      throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za.get()));
-  };
-  auto source_for = [&](MemberSourceBase* src) { return zip_source_function(za.get(), &trampoline, src); };
-  for (auto& src : sources) {
-    const auto* m = src->member;
-    add(m->archive_path, source_for(src.get()), m->executable || is_shared_object(m->archive_path));
+// One member, read from `member` when libzip closes the archive.
+void add_member(zip_t* za, const std::string& name, MemberSourceBase* member, bool exec, int level, std::time_t mtime, const WheelError& fail) {
+  zip_source_t* src = zip_source_function(za, &trampoline, member);
+  if (!src) throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za));
+  zip_int64_t idx = zip_file_add(za, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+  if (idx < 0) {
+    zip_source_free(src);
+    throw fail(ErrorKind::input, "cannot add '" + name + "': " + zip_strerror(za));
   }
-  add(metadata_path, source_for(metadata_src.get()), false);
-  add(wheel_path, source_for(wheel_src.get()), false);
-  add(record_path, source_for(record_src.get()), false);
+  const zip_uint32_t mode = exec ? 0100755 : 0100644;
+  if (zip_set_file_compression(za, idx, level == 0 ? ZIP_CM_STORE : ZIP_CM_DEFLATE, level) != 0 ||
+      zip_file_set_mtime(za, idx, mtime, 0) != 0 ||
+      zip_file_set_external_attributes(za, idx, 0, ZIP_OPSYS_UNIX, mode << 16) != 0)
+    throw fail(ErrorKind::io, std::string("libzip: ") + zip_strerror(za));
+}
 
+// Packs every member: libzip reads the sources only now.
+void close_archive(ZipPtr za, const Packing& packing, const std::filesystem::path& out, const WheelError& fail) {
   if (zip_close(za.get()) != 0) {
-    // Our sources know which member failed and why; libzip only the code.
     std::string why = zip_strerror(za.get());
     const int sys = zip_error_code_system(zip_get_error(za.get()));
     if (sys == ENOSPC || sys == EFBIG || sys == EDQUOT)
       why += "; free space under '" + (out.parent_path().empty() ? std::string(".") : out.parent_path().string()) +
              "' or pass another -o";
-    for (auto& src : sources)
-      if (!src->err.message.empty()) why = src->err.message;
-    for (auto* src : {metadata_src.get(), wheel_src.get(), record_src.get()})
-      if (!src->err.message.empty()) why = src->err.message;
+    if (std::string member = packing.member_error(); !member.empty()) why = member;
     throw fail(ErrorKind::io, why);
   }
   za.release();  // zip_close freed it
-  {
-    int fd = ::open(tmp.path().c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) throw fail(ErrorKind::io, "cannot reopen '" + tmp.path().string() + "': " + std::strerror(errno));
-    try {
-      stamp_dos_time(fd, options.source_date_epoch.value_or(kZipEpoch));
-    } catch (const std::exception& e) {
-      ::close(fd);
-      throw fail(ErrorKind::io, std::string("setting member timestamps: ") + e.what());
-    }
+}
+
+void restamp(const std::filesystem::path& tmp, std::time_t utc, const WheelError& fail) {
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) throw fail(ErrorKind::io, "cannot reopen '" + tmp.string() + "': " + std::strerror(errno));
+  try {
+    stamp_dos_time(fd, utc);
+  } catch (const std::exception& e) {
     ::close(fd);
+    throw fail(ErrorKind::io, std::string("setting member timestamps: ") + e.what());
   }
+  ::close(fd);
+}
+
+}  // namespace
+
+StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::path& out, const WriteOptions& options) {
+  const WheelError fail{out.filename().string()};
+  if (options.compression_level < 0 || options.compression_level > 9)
+    throw Error(ErrorKind::usage, "--compression-level " + std::to_string(options.compression_level) + ": use 0 (store) to 9");
+  const std::vector<const WheelMember*> members = sorted_members(contents, fail);
+  const std::time_t mtime = libzip_time_for(options.source_date_epoch.value_or(kZipEpoch));
+  const int level = options.compression_level;
+  Packing packing(contents, members, mtime, level, fail);
+
+  std::error_code ec;
+  std::filesystem::create_directories(out.parent_path().empty() ? "." : out.parent_path(), ec);
+  auto tmp = std::make_unique<TempPath>(out);
+  ZipPtr za = open_archive(tmp->path(), fail);
+  for (auto& src : packing.files) {
+    const auto* m = src->member;
+    add_member(za.get(), m->archive_path, src.get(), m->executable || is_shared_object(m->archive_path), level, mtime, fail);
+  }
+  for (auto* src : {packing.metadata.get(), packing.wheel.get(), packing.record.get()})
+    add_member(za.get(), src->name, src, false, level, mtime, fail);
+  close_archive(std::move(za), packing, out, fail);
+  restamp(tmp->path(), options.source_date_epoch.value_or(kZipEpoch), fail);
 
   StagedWheel staged;
-  staged.info.sha256 = sha256_file_hex(tmp.path());
-  staged.info.size = std::filesystem::file_size(tmp.path());
+  staged.info.sha256 = sha256_file_hex(tmp->path());
+  staged.info.size = std::filesystem::file_size(tmp->path());
   staged.info.path = out;
-  staged.info.record = std::move(rows);
-  staged.info.record.push_back({record_path, "", std::nullopt});
-  staged.temp = std::move(tmp_owner);
+  staged.info.record = std::move(packing.rows);
+  staged.info.record.push_back({packing.record->name, "", std::nullopt});
+  staged.temp = std::move(tmp);
   return staged;
 }
 

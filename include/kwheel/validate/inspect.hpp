@@ -15,10 +15,6 @@
 
 namespace kwheel {
 
-// The largest shared object `inspect` extracts from a wheel (kernels'
-// objects are a few hundred MB); larger ones are refused by name.
-inline constexpr uint64_t kMaxInspectedObjectBytes = 4ull << 30;
-
 struct InspectOptions {
   std::set<std::string> allowed_external;
   std::string backend;  // "" accepts any backend's torch libraries
@@ -42,10 +38,6 @@ struct Inspection {
   std::optional<KernelMetadata> kernel;
   std::optional<std::pair<std::string, std::string>> revision;  // repo id, commit
 };
-
-// The GPU code of every shared object in a wheel, extracting them one at a
-// time (each capped at kMaxInspectedObjectBytes, removed once read).
-std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel);
 
 // Throws Error(input) for a file that is neither a wheel nor an ELF or
 // Mach-O object,

@@ -1,0 +1,46 @@
+#include "kwheel/validate/wheel_objects.hpp"
+
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/mapped_file.hpp"
+#include "kwheel/base/temp_dir.hpp"
+#include "kwheel/evidence/shared_object.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+void read_object(const fs::path& file, const std::string& name, ObjectFacts& out) {
+  if (is_macho_file(file)) {
+    MachOInfo m = read_macho(file);
+    m.name = name;
+    out.machos.push_back(std::move(m));
+    return;
+  }
+  const MappedFile mapped(file);
+  ElfInfo e = parse_elf(mapped.bytes(), file.string());
+  out.gpu.push_back(read_gpu_code(mapped.bytes(), e, name));
+  e.name = name;
+  out.elves.push_back(std::move(e));
+}
+
+// WheelArchive has bounded the members' declared sizes and extract() holds
+// each to its declared size.
+void for_each_wheel_object(const WheelArchive& wheel, const std::function<void(const fs::path& file, const std::string& member)>& read) {
+  TempDir scratch("inspect");
+  const fs::path tmp = scratch.path() / "member.so";
+  for (const auto& m : wheel.members()) {
+    if (!is_shared_object(m)) continue;
+    wheel.extract(m, tmp, kMaxInspectedObjectBytes);
+    if (!is_elf_file(tmp) && !is_macho_file(tmp))
+      throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");
+    read(tmp, m);
+    fs::remove(tmp);
+  }
+}
+
+std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
+  ObjectFacts objects;
+  for_each_wheel_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, objects); });
+  return objects.gpu;
+}
+
+}  // namespace kwheel
