@@ -161,36 +161,17 @@ std::string redact_secrets(std::string text) {
   return text;
 }
 
-RedactingStreambuf::~RedactingStreambuf() {
-  emit(std::move(line_));
-  target_->pubsync();
+namespace {
+
+// Whole lines only: a secret written in two pieces is then seen whole.
+std::size_t through_last_newline(std::string_view waiting) {
+  const std::size_t end = waiting.rfind('\n');
+  return end == std::string_view::npos ? 0 : end + 1;
 }
 
-void RedactingStreambuf::emit(std::string text) {
-  if (text.empty()) return;
-  const std::string out = redact_secrets(std::move(text));
-  target_->sputn(out.data(), static_cast<std::streamsize>(out.size()));
-}
+}  // namespace
 
-RedactingStreambuf::int_type RedactingStreambuf::overflow(int_type c) {
-  if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-  const char ch = traits_type::to_char_type(c);
-  xsputn(&ch, 1);
-  return c;
-}
-
-std::streamsize RedactingStreambuf::xsputn(const char* s, std::streamsize n) {
-  line_.append(s, static_cast<size_t>(n));
-  const size_t end = line_.rfind('\n');
-  if (end != std::string::npos) {
-    std::string rest = line_.substr(end + 1);
-    line_.resize(end + 1);
-    emit(std::move(line_));
-    line_ = std::move(rest);
-  }
-  return n;
-}
-
-int RedactingStreambuf::sync() { return target_->pubsync(); }
+RedactingStreambuf::RedactingStreambuf(std::streambuf* target)
+    : FilterStreambuf(target, through_last_newline, redact_secrets) {}
 
 }  // namespace kwheel

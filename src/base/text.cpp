@@ -70,49 +70,44 @@ std::string printable(std::string_view text) {
 
 namespace {
 
-void put_escaped(std::streambuf* target, unsigned char c) {
+void put_escaped(std::string& out, unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";
-  const char esc[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-  target->sputn(esc, 4);
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 15];
+}
+
+bool is_c1_continuation(unsigned char c) { return c >= 0x80 && c <= 0x9f; }
+
+// A trailing 0xC2 waits: the byte after it decides whether the pair is a
+// C1 control (U+0080..U+009F). At a flush too, so a character is never
+// split; at the end it passes as it is.
+std::size_t control_ready(std::string_view waiting) {
+  const bool c2_last = !waiting.empty() && static_cast<unsigned char>(waiting.back()) == 0xc2;
+  return waiting.size() - (c2_last ? 1 : 0);
+}
+
+std::string escape_controls(std::string chunk) {
+  std::string out;
+  out.reserve(chunk.size());
+  for (std::size_t i = 0; i < chunk.size(); ++i) {
+    const auto c = static_cast<unsigned char>(chunk[i]);
+    if (c == 0xc2 && i + 1 < chunk.size() && is_c1_continuation(static_cast<unsigned char>(chunk[i + 1]))) {
+      put_escaped(out, c);
+      put_escaped(out, static_cast<unsigned char>(chunk[++i]));
+    } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      put_escaped(out, c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-ControlEscapingStreambuf::~ControlEscapingStreambuf() {
-  if (pending_c2_) target_->sputc(static_cast<char>(0xc2));
-  target_->pubsync();
-}
-
-void ControlEscapingStreambuf::put(unsigned char c) {
-  if (pending_c2_) {
-    pending_c2_ = false;
-    if (c >= 0x80 && c <= 0x9f) {  // U+0080..U+009F
-      put_escaped(target_, 0xc2);
-      put_escaped(target_, c);
-      return;
-    }
-    target_->sputc(static_cast<char>(0xc2));
-  }
-  if (c == 0xc2) pending_c2_ = true;
-  else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) put_escaped(target_, c);
-  else target_->sputc(static_cast<char>(c));
-}
-
-ControlEscapingStreambuf::int_type ControlEscapingStreambuf::overflow(int_type c) {
-  if (!traits_type::eq_int_type(c, traits_type::eof())) put(static_cast<unsigned char>(traits_type::to_char_type(c)));
-  return traits_type::not_eof(c);
-}
-
-std::streamsize ControlEscapingStreambuf::xsputn(const char* s, std::streamsize n) {
-  for (std::streamsize i = 0; i < n; ++i) put(static_cast<unsigned char>(s[i]));
-  return n;
-}
-
-int ControlEscapingStreambuf::sync() {
-  // A lone 0xC2 at a flush is only ever the first half of a character the
-  // next write completes; keep it pending rather than split the pair.
-  return target_->pubsync();
-}
+ControlEscapingStreambuf::ControlEscapingStreambuf(std::streambuf* target)
+    : FilterStreambuf(target, control_ready, escape_controls) {}
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;

@@ -98,14 +98,16 @@ VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
   return out;
 }
 
-// A darwin variant's tag comes from its Mach-O files' minimum macOS.
+// A darwin variant's tag comes from its Mach-O files' minimum macOS. Each
+// file is mapped once: the magic check and the parse read the same bytes.
 MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, const BuildOptions& o) {
   std::vector<MachOInfo> objects;
   for (const auto& m : plan.contents.members) {
     if (!is_shared_object(m.archive_path) && !m.archive_path.ends_with(".dylib")) continue;
-    if (!is_macho_file(m.source))
+    const MappedFile file(m.source);
+    if (!has_macho_magic(file.bytes()))
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a Mach-O object; the build is broken or the file is not what its name says");
-    MachOInfo info = read_macho(m.source);
+    MachOInfo info = parse_macho(file.bytes(), m.source.string());
     info.name = m.archive_path;
     objects.push_back(std::move(info));
   }

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -15,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/mapped_file.hpp"
@@ -68,31 +68,20 @@ constexpr std::uint64_t kMaxVersionIndex = 0x7fff;  // versym indices are 15-bit
   throw Error(ErrorKind::input, std::string(name) + ": malformed ELF: " + what);
 }
 
-template <typename T>
-T byteswap(T v) {
-  if constexpr (sizeof(T) == 1) {
-    return v;
-  } else if constexpr (sizeof(T) == 2) {
-    return static_cast<T>(__builtin_bswap16(static_cast<std::uint16_t>(v)));
-  } else if constexpr (sizeof(T) == 4) {
-    return static_cast<T>(__builtin_bswap32(static_cast<std::uint32_t>(v)));
-  } else {
-    return static_cast<T>(__builtin_bswap64(static_cast<std::uint64_t>(v)));
-  }
-}
-
 // A file range already checked to lie inside the image.
 struct Region {
   std::uint64_t off = 0;
   std::uint64_t size = 0;
 };
 
-// Bounds-checked, endian-aware access to the image. Every read goes through
-// here, so no offset from the file is ever dereferenced unchecked.
-class Image {
+// The image with ELF's error messages, and what ELF adds to plain reads:
+// checked arithmetic on offsets from the file, address-sized fields, and
+// names out of string tables. Every read goes through here, so no offset
+// from the file is ever dereferenced unchecked.
+class Image : public ByteReader {
  public:
   Image(std::span<const std::byte> bytes, std::string_view name)
-      : bytes_(bytes), name_(name) {
+      : ByteReader(bytes, ByteOrder::little, past_the_end(name, bytes.size())), name_(name) {
     // Strings are copied out of the image; a hostile file can point
     // thousands of symbols at one long name, so total copied bytes are
     // capped relative to the input.
@@ -100,8 +89,6 @@ class Image {
   }
 
   std::string_view name() const { return name_; }
-  std::uint64_t size() const { return bytes_.size(); }
-  bool swap = false;
   bool is64 = true;
 
   [[noreturn]] void fail(const std::string& what) const { kwheel::fail(name_, what); }
@@ -115,27 +102,12 @@ class Image {
     return a * b;
   }
 
-  bool contains(std::uint64_t off, std::uint64_t len) const {
-    return off <= size() && len <= size() - off;
-  }
-
   Region region(std::uint64_t off, std::uint64_t len, const std::string& what) const {
     if (!contains(off, len)) {
       fail(what + " at offset " + hex_offset(off) + " (size " + std::to_string(len) +
            ") runs past the end of the file (" + std::to_string(size()) + " bytes)");
     }
     return Region{off, len};
-  }
-
-  template <typename T>
-  T get(std::uint64_t off, const char* what) const {
-    if (!contains(off, sizeof(T))) {
-      fail(std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" +
-           std::to_string(size()) + " bytes)");
-    }
-    T v;
-    std::memcpy(&v, bytes_.data() + off, sizeof(T));
-    return swap ? byteswap(v) : v;
   }
 
   // Address-sized field: 4 bytes in ELFCLASS32, 8 in ELFCLASS64.
@@ -152,7 +124,7 @@ class Image {
       fail(std::string(what) + " name offset " + hex_offset(index) + " is outside its string table (" +
            std::to_string(table.size) + " bytes)");
     }
-    const char* begin = reinterpret_cast<const char*>(bytes_.data() + table.off + index);
+    const char* begin = reinterpret_cast<const char*>(bytes().data() + table.off + index);
     const std::uint64_t max = table.size - index;
     const void* nul = std::memchr(begin, 0, max);
     if (nul == nullptr) fail(std::string(what) + " name is not NUL-terminated inside its string table");
@@ -163,7 +135,13 @@ class Image {
   }
 
  private:
-  std::span<const std::byte> bytes_;
+  static Refusal past_the_end(std::string_view name, std::uint64_t size) {
+    return [name, size](std::uint64_t off, std::uint64_t, std::string_view what) {
+      kwheel::fail(name, std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" +
+                             std::to_string(size) + " bytes)");
+    };
+  }
+
   std::string_view name_;
   std::uint64_t string_budget_ = 0;
 };
@@ -214,7 +192,7 @@ Header read_header(Image& img, ElfInfo& info) {
   img.is64 = cls == 2;
   info.elf_class = img.is64 ? ElfClass::elf64 : ElfClass::elf32;
   info.endian = data == 1 ? ElfEndian::little : ElfEndian::big;
-  img.swap = (data == 2) != (std::endian::native == std::endian::big);
+  img.set_order(data == 2 ? ByteOrder::big : ByteOrder::little);
 
   const std::uint64_t ehsize = img.is64 ? 64 : 52;
   if (img.size() < ehsize) img.fail("file is " + std::to_string(img.size()) + " bytes, too short for the ELF header");

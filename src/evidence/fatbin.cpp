@@ -1,7 +1,6 @@
 #include "kwheel/evidence/fatbin.hpp"
 
-#include <cstring>
-
+#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
 
 namespace kwheel {
@@ -15,29 +14,31 @@ constexpr std::uint64_t kEntryHeaderMax = 4096;
 constexpr std::uint16_t kKindPtx = 1, kKindSass = 2;
 constexpr std::uint64_t kFlagLz4 = 0x2000, kFlagZstd = 0x8000, kFlagArchA = 0x100000, kFlagArchF = 0x200000;
 
-// Little-endian reads inside one span; every caller has checked the range.
-class Bytes {
+// The section with the fatbin's error message. Fatbins are little-endian;
+// every field is read checked, though the callers check each header's
+// length first and so name what is cut off.
+class Bytes : public ByteReader {
  public:
-  Bytes(std::span<const std::byte> b, std::string_view name) : b_(b), name_(name) {}
-  template <typename T>
-  T get(std::uint64_t off) const {
-    T v{};
-    std::memcpy(&v, b_.data() + off, sizeof v);
-    return v;  // x86_64 and aarch64 hosts are little-endian, as fatbins are
-  }
-  std::uint64_t size() const { return b_.size(); }
-  [[noreturn]] void fail(std::uint64_t off, const std::string& what) const {
-    throw Error(ErrorKind::input, std::string(name_) + ": malformed CUDA fatbin (.nv_fatbin offset " + std::to_string(off) +
-                                      "): " + what + "; the file is damaged or not what nvcc wrote");
-  }
+  Bytes(std::span<const std::byte> b, std::string_view name)
+      : ByteReader(b, ByteOrder::little, past_the_end(name)), name_(name) {}
+  [[noreturn]] void fail(std::uint64_t off, const std::string& what) const { fail(name_, off, what); }
   bool zeros_from(std::uint64_t off) const {
-    for (; off < b_.size(); ++off)
-      if (b_[off] != std::byte{0}) return false;
+    for (; off < size(); ++off)
+      if (bytes()[off] != std::byte{0}) return false;
     return true;
   }
 
  private:
-  std::span<const std::byte> b_;
+  [[noreturn]] static void fail(std::string_view name, std::uint64_t off, const std::string& what) {
+    throw Error(ErrorKind::input, std::string(name) + ": malformed CUDA fatbin (.nv_fatbin offset " + std::to_string(off) +
+                                      "): " + what + "; the file is damaged or not what nvcc wrote");
+  }
+  static Refusal past_the_end(std::string_view name) {
+    return [name](std::uint64_t off, std::uint64_t, std::string_view what) {
+      fail(name, off, std::string(what) + " runs past the section");
+    };
+  }
+
   std::string_view name_;
 };
 
@@ -51,17 +52,17 @@ ArchSuffix suffix_of(std::uint64_t flags) {
 // the offset of the next one.
 std::uint64_t read_entry(const Bytes& b, std::uint64_t off, std::uint64_t end, std::vector<FatbinEntry>& out) {
   if (end - off < kEntryHeaderMin) b.fail(off, "an entry header runs past its container");
-  const auto header = b.get<std::uint32_t>(off + 4);
-  const auto payload = b.get<std::uint64_t>(off + 8);
+  const auto header = b.u32(off + 4, "the entry header size");
+  const auto payload = b.u64(off + 8, "the entry payload size");
   if (header < kEntryHeaderMin || header > kEntryHeaderMax) b.fail(off, "entry header size " + std::to_string(header) + " is implausible");
   if (header > end - off || payload > end - off - header) b.fail(off, "an entry's payload runs past its container");
   FatbinEntry e;
-  e.kind = b.get<std::uint16_t>(off);
-  const auto flags = b.get<std::uint64_t>(off + 40);
+  e.kind = b.u16(off, "the entry kind");
+  const auto flags = b.u64(off + 40, "the entry flags");
   e.compressed = (flags & (kFlagLz4 | kFlagZstd)) != 0;
   e.size = payload;
   if (e.kind == kKindPtx || e.kind == kKindSass) {
-    const auto number = b.get<std::uint32_t>(off + 28);
+    const auto number = b.u32(off + 28, "the entry architecture");
     const auto arch = arch_from_number(number, suffix_of(flags));
     if (!arch) b.fail(off, "architecture number " + std::to_string(number) + " is no GPU's");
     e.target = CudaTarget{e.kind == kKindPtx ? CudaCodeKind::ptx : CudaCodeKind::sass, *arch};
@@ -81,11 +82,11 @@ std::vector<FatbinEntry> parse_fatbin(std::span<const std::byte> section, std::s
   // Containers follow one another; what the linker pads between or after
   // them is zeros.
   while (off < b.size() && !b.zeros_from(off)) {
-    while (b.get<std::uint8_t>(off) == 0) ++off;  // terminates: a non-zero byte follows
+    while (b.u8(off, "padding") == 0) ++off;  // terminates: a non-zero byte follows
     if (b.size() - off < kContainerHeader) b.fail(off, "a container header runs past the section");
-    if (b.get<std::uint32_t>(off) != kMagic) b.fail(off, "no fatbin magic 0xBA55ED50");
-    const auto header = b.get<std::uint16_t>(off + 6);
-    const auto body = b.get<std::uint64_t>(off + 8);
+    if (b.u32(off, "the container magic") != kMagic) b.fail(off, "no fatbin magic 0xBA55ED50");
+    const auto header = b.u16(off + 6, "the container header size");
+    const auto body = b.u64(off + 8, "the container body size");
     if (header < kContainerHeader || header > b.size() - off) b.fail(off, "container header size " + std::to_string(header) + " is implausible");
     if (body > b.size() - off - header) b.fail(off, "a container of " + std::to_string(body) + " bytes runs past the section");
     const std::uint64_t end = off + header + body;

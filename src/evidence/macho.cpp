@@ -6,6 +6,7 @@
 #include <charconv>
 #include <utility>
 
+#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/mapped_file.hpp"
@@ -59,48 +60,33 @@ constexpr std::uint32_t kMaxFatArch = 19;
 // LLVM's limit for a slice's alignment (MachOUniversalBinary: 2^15).
 constexpr std::uint32_t kMaxFatAlign = 15;
 
-// Bounds-checked reads of one byte range (the file, or one slice of a
-// universal file) in the byte order its header declares. Every read goes
-// through here, so no offset from the file is ever dereferenced unchecked.
-class Reader {
+// One byte range (the file, or one slice of a universal file) read in the
+// byte order its header declares, with Mach-O's error messages.
+class Reader : public ByteReader {
  public:
   Reader(std::span<const std::byte> bytes, std::string_view name, std::string where = "")
-      : bytes_(bytes), name_(name), where_(std::move(where)) {}
+      : ByteReader(bytes, ByteOrder::little, past_the_end(name, where, bytes.size())), name_(name), where_(std::move(where)) {}
 
-  bool big = false;
-  std::uint64_t size() const { return bytes_.size(); }
   std::string_view name() const { return name_; }
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(ErrorKind::input, std::string(name_) + ": malformed Mach-O: " + where_ + what +
-                                      "; rebuild it, or leave it out of the wheel");
-  }
-
-  bool contains(std::uint64_t off, std::uint64_t len) const { return off <= size() && len <= size() - off; }
-
-  std::uint32_t u32(std::uint64_t off, const char* what) const {
-    return static_cast<std::uint32_t>(read(off, 4, what));
-  }
-  std::uint64_t u64(std::uint64_t off, const char* what) const { return read(off, 8, what); }
+  [[noreturn]] void fail(const std::string& what) const { fail(name_, where_, what); }
 
   Reader slice(std::uint64_t off, std::uint64_t len, std::string where) const {
-    return Reader(bytes_.subspan(off, len), name_, std::move(where));
+    return Reader(bytes().subspan(off, len), name_, std::move(where));
   }
 
  private:
-  std::uint64_t read(std::uint64_t off, std::uint64_t len, const char* what) const {
-    if (!contains(off, len)) {
-      fail(std::string(what) + " at offset " + hex_offset(off) + " runs past the end (" + std::to_string(size()) + " bytes)");
-    }
-    std::uint64_t v = 0;
-    for (std::uint64_t i = 0; i < len; ++i) {
-      const auto b = std::to_integer<std::uint64_t>(bytes_[off + (big ? i : len - 1 - i)]);
-      v = (v << 8) | b;
-    }
-    return v;
+  [[noreturn]] static void fail(std::string_view name, const std::string& where, const std::string& what) {
+    throw Error(ErrorKind::input, std::string(name) + ": malformed Mach-O: " + where + what +
+                                      "; rebuild it, or leave it out of the wheel");
+  }
+  static Refusal past_the_end(std::string_view name, const std::string& where, std::uint64_t size) {
+    return [name, where, size](std::uint64_t off, std::uint64_t, std::string_view what) {
+      fail(name, where, std::string(what) + " at offset " + hex_offset(off) + " runs past the end (" + std::to_string(size) +
+                            " bytes)");
+    };
   }
 
-  std::span<const std::byte> bytes_;
   std::string_view name_;
   std::string where_;  // "slice 2 of 2 (arm64): " inside a universal file
 };
@@ -246,10 +232,10 @@ VersionFacts walk_load_commands(const Reader& r, std::uint64_t begin, std::uint6
 
 MachOSlice parse_thin(Reader r) {
   if (r.size() < 4) r.fail("file is " + std::to_string(r.size()) + " bytes, too short for a Mach-O header");
-  r.big = false;  // the magic, read little-endian, tells the byte order
+  r.set_order(ByteOrder::little);  // the magic, read little-endian, tells the byte order
   const std::uint32_t magic = r.u32(0, "magic");
   if (!is_thin_magic(magic)) r.fail("no Mach-O header magic (found " + hex_offset(magic) + ")");
-  r.big = magic == MH_CIGAM || magic == MH_CIGAM_64;
+  r.set_order(magic == MH_CIGAM || magic == MH_CIGAM_64 ? ByteOrder::big : ByteOrder::little);
   const std::uint64_t header = (magic == MH_MAGIC_64 || magic == MH_CIGAM_64) ? kMachHeader64Size : kMachHeaderSize;
   if (r.size() < header) {
     r.fail(std::to_string(r.size()) + " bytes are too short for the " + std::to_string(header) + "-byte Mach-O header");
@@ -319,7 +305,7 @@ void check_fat_arch(const Reader& r, const std::vector<FatArch>& seen, const Fat
 MachOSlice parse_fat_slice(const Reader& r, const FatArch& a, std::size_t index, std::size_t count) {
   Reader sub = r.slice(a.offset, a.size,
                        "slice " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" + a.arch + "): ");
-  sub.big = true;  // for the fat magic; parse_thin sets the slice's own order
+  sub.set_order(ByteOrder::big);  // for the fat magic; parse_thin sets the slice's own order
   if (sub.size() >= 4 && is_fat_magic(sub.u32(0, "magic"))) sub.fail("a slice is itself a universal binary");
   MachOSlice s = parse_thin(sub);
   if (s.cputype != a.cputype || (s.cpusubtype & ~CPU_SUBTYPE_MASK) != (a.cpusubtype & ~CPU_SUBTYPE_MASK)) {
@@ -329,7 +315,7 @@ MachOSlice parse_fat_slice(const Reader& r, const FatArch& a, std::size_t index,
 }
 
 MachOInfo parse_fat(Reader r, MachOInfo info) {
-  r.big = true;  // universal headers are big-endian whatever the slices are
+  r.set_order(ByteOrder::big);  // universal headers are big-endian whatever the slices are
   const bool is64 = r.u32(0, "magic") == FAT_MAGIC_64;
   const std::uint64_t nfat = r.u32(4, "nfat_arch");  // 1..kMaxFatArch: has_macho_magic checked
   const std::uint64_t entry = is64 ? kFatArch64Size : kFatArchSize;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 
@@ -43,37 +44,28 @@ bool starts_with(std::span<const std::byte> bytes, std::string_view magic) {
   return bytes.size() >= magic.size() && std::memcmp(bytes.data(), magic.data(), magic.size()) == 0;
 }
 
-// Little-endian fields of one bundle's bytes; every read is checked, so no
-// offset or length from the input is used unchecked.
-class Fields {
+// One bundle's bytes, little-endian, with its "is cut off" error: every
+// read is checked, so no offset or length from the input is used unchecked.
+class Fields : public ByteReader {
  public:
-  Fields(std::span<const std::byte> bytes, const Where& where) : bytes_(bytes), where_(where) {}
-
-  std::uint64_t size() const { return bytes_.size(); }
-
-  template <typename T>
-  T get(std::uint64_t off, const std::string& what) const {
-    check(off, sizeof(T), what);
-    T v = 0;  // assembled byte by byte: the format is little-endian whatever the host is
-    for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(std::to_integer<T>(bytes_[off + i]) << (8 * i));
-    return v;
-  }
+  Fields(std::span<const std::byte> bytes, const Where& where)
+      : ByteReader(bytes, ByteOrder::little, cut_off(where, bytes.size())) {}
 
   std::string text(std::uint64_t off, std::uint64_t len, const std::string& what) const {
-    check(off, len, what);
-    return std::string(reinterpret_cast<const char*>(bytes_.data() + off), len);
+    const auto chars = range(off, len, what);
+    return std::string(reinterpret_cast<const char*>(chars.data()), chars.size());
   }
 
-  void check(std::uint64_t off, std::uint64_t len, const std::string& what) const {
-    if (off > size() || len > size() - off) {
-      where_.fail("is cut off: " + what + " (" + std::to_string(len) + " bytes at " + hex_offset(off) + ") runs past the " +
-                  std::to_string(size()) + " bytes there are");
-    }
-  }
+  void check(std::uint64_t off, std::uint64_t len, const std::string& what) const { range(off, len, what); }
 
  private:
-  std::span<const std::byte> bytes_;
-  const Where& where_;
+  // `where` outlives the reader: both live for one bundle's parse.
+  static Refusal cut_off(const Where& where, std::uint64_t size) {
+    return [&where, size](std::uint64_t off, std::uint64_t len, std::string_view what) {
+      where.fail("is cut off: " + std::string(what) + " (" + std::to_string(len) + " bytes at " + hex_offset(off) +
+                 ") runs past the " + std::to_string(size) + " bytes there are");
+    };
+  }
 };
 
 // Strings copied out are capped relative to the input, as in elf.cpp: a

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-
+#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/mapped_file.hpp"
@@ -33,35 +33,26 @@ constexpr std::uint16_t IMAGE_FILE_MACHINE_I386 = 0x14c;
 constexpr std::uint16_t IMAGE_FILE_MACHINE_AMD64 = 0x8664;
 constexpr std::uint16_t IMAGE_FILE_MACHINE_ARM64 = 0xaa64;
 
-// Bounds-checked little-endian reads; PE has no other byte order.
-class Reader {
+// The image with PE's error messages; PE has no byte order but little-endian.
+class Reader : public ByteReader {
  public:
-  Reader(std::span<const std::byte> bytes, std::string_view name) : bytes_(bytes), name_(name) {}
+  Reader(std::span<const std::byte> bytes, std::string_view name)
+      : ByteReader(bytes, ByteOrder::little, past_the_end(name, bytes.size())), name_(name) {}
 
-  std::uint64_t size() const { return bytes_.size(); }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(ErrorKind::input,
-                std::string(name_) + ": malformed PE: " + what + "; rebuild it, or leave it out of the wheel");
-  }
-
-  bool contains(std::uint64_t off, std::uint64_t len) const { return off <= size() && len <= size() - off; }
-
-  std::uint16_t u16(std::uint64_t off, const char* what) const { return static_cast<std::uint16_t>(read(off, 2, what)); }
-  std::uint32_t u32(std::uint64_t off, const char* what) const { return static_cast<std::uint32_t>(read(off, 4, what)); }
+  [[noreturn]] void fail(const std::string& what) const { fail(name_, what); }
 
  private:
-  std::uint64_t read(std::uint64_t off, std::uint64_t len, const char* what) const {
-    if (!contains(off, len)) {
-      fail(std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" + std::to_string(size()) +
-           " bytes)");
-    }
-    std::uint64_t v = 0;
-    for (std::uint64_t i = len; i > 0; --i) v = (v << 8) | std::to_integer<std::uint64_t>(bytes_[off + i - 1]);
-    return v;
+  [[noreturn]] static void fail(std::string_view name, const std::string& what) {
+    throw Error(ErrorKind::input,
+                std::string(name) + ": malformed PE: " + what + "; rebuild it, or leave it out of the wheel");
+  }
+  static Refusal past_the_end(std::string_view name, std::uint64_t size) {
+    return [name, size](std::uint64_t off, std::uint64_t, std::string_view what) {
+      fail(name, std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" +
+                     std::to_string(size) + " bytes)");
+    };
   }
 
-  std::span<const std::byte> bytes_;
   std::string_view name_;
 };
 

@@ -20,7 +20,7 @@ set(KWHEEL_FUZZ_MODULES
   kernel/variant wheel/tags validate/compat packaging/pep440    # variant, index_page
   packaging/wheel_filename base/text
   hub/hub_json base/bounded_json hub/http base/digest           # hub_json, hub_json_scale, link_header
-  base/secret
+  base/secret base/filter_streambuf
   wheel/wheel_reader packaging/record kernel/repo_layout        # wheel, dist_info, pypirc
   base/safe_path
   index/publish index/pypirc validate/validate

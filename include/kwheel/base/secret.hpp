@@ -7,8 +7,9 @@
 // (percent-encoded in a redirect target, base64 inside "Authorization:
 // Basic" echoed in an error page, JSON- or \x-escaped): redaction matches
 // every one of those, not just the literal bytes.
-#include <streambuf>
 #include <string>
+
+#include "kwheel/base/filter_streambuf.hpp"
 
 namespace kwheel {
 
@@ -41,22 +42,9 @@ std::string redact_secrets(std::string text);
 // Passes text on to `target` a line at a time, registered secrets redacted.
 // A partial line waits for its newline (or the destructor), so a secret
 // written in two pieces is still seen whole.
-class RedactingStreambuf : public std::streambuf {
+class RedactingStreambuf : public FilterStreambuf {
  public:
-  explicit RedactingStreambuf(std::streambuf* target) : target_(target) {}
-  ~RedactingStreambuf() override;
-  RedactingStreambuf(const RedactingStreambuf&) = delete;
-  RedactingStreambuf& operator=(const RedactingStreambuf&) = delete;
-
- protected:
-  int_type overflow(int_type c) override;
-  std::streamsize xsputn(const char* s, std::streamsize n) override;
-  int sync() override;
-
- private:
-  void emit(std::string text);
-  std::streambuf* target_;
-  std::string line_;
+  explicit RedactingStreambuf(std::streambuf* target);
 };
 
 }  // namespace kwheel

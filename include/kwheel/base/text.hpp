@@ -1,10 +1,11 @@
 #pragma once
 // Small string helpers shared by the parsers of names, tags and labels.
 #include <cstdint>
-#include <streambuf>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kwheel/base/filter_streambuf.hpp"
 
 namespace kwheel {
 
@@ -52,22 +53,9 @@ std::string printable(std::string_view text);
 // through printable(). A name from an ELF file or a zip member cannot move
 // the cursor, retitle the window or hide a line. JSON is unaffected: its
 // encoder escapes control characters itself.
-class ControlEscapingStreambuf : public std::streambuf {
+class ControlEscapingStreambuf : public FilterStreambuf {
  public:
-  explicit ControlEscapingStreambuf(std::streambuf* target) : target_(target) {}
-  ~ControlEscapingStreambuf() override;
-  ControlEscapingStreambuf(const ControlEscapingStreambuf&) = delete;
-  ControlEscapingStreambuf& operator=(const ControlEscapingStreambuf&) = delete;
-
- protected:
-  int_type overflow(int_type c) override;
-  std::streamsize xsputn(const char* s, std::streamsize n) override;
-  int sync() override;
-
- private:
-  void put(unsigned char c);
-  std::streambuf* target_;
-  bool pending_c2_ = false;  // a 0xC2 whose next byte decides if it starts a C1 control
+  explicit ControlEscapingStreambuf(std::streambuf* target);
 };
 
 }  // namespace kwheel

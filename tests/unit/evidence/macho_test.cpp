@@ -4,12 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <random>
 #include <tuple>
 
-#include "elf_fixtures.hpp"
-#include "error_support.hpp"
+#include "evidence/foreign_binary_fixture.hpp"
 #include "kwheel/base/error.hpp"
 
 namespace kwheel {
@@ -27,19 +25,6 @@ constexpr std::uint32_t kLcVersionMinMacosx = 0x24;
 constexpr std::uint32_t kLcBuildVersion = 0x32;
 
 const char* kSource = "int kernel(int x) { return x + 1; }\n";
-
-// ld64.lld and llvm-lipo sit beside clang, often off PATH (Debian keeps them
-// in /usr/lib/llvm-<n>/bin); clang knows where.
-std::string llvm_tool(const std::string& name) {
-  if (have_tool(name)) return name;
-  if (!have_tool("clang")) return "";
-  TempDir d;
-  const std::string cmd = "clang -print-prog-name=" + name + " >'" + (d / "where").string() + "' 2>/dev/null";
-  if (std::system(cmd.c_str()) != 0) return "";
-  std::string path = read_text(d / "where");
-  while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) path.pop_back();
-  return fs::path(path).is_absolute() && ::access(path.c_str(), X_OK) == 0 ? path : "";
-}
 
 MacosVersion v(unsigned major, unsigned minor, unsigned patch = 0) { return {major, minor, patch}; }
 
@@ -85,14 +70,7 @@ const MachOSlice* slice_for(const MachOInfo& info, const std::string& arch) {
 
 // Parse must throw Error(input) naming the buffer and saying `fragment`.
 void expect_error_containing(const std::vector<std::byte>& bytes, const std::string& fragment) {
-  try {
-    parse_macho(bytes, "patched.dylib");
-    ADD_FAILURE() << "parsed without error; expected: " << fragment;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
-    EXPECT_NE(std::string(e.what()).find("patched.dylib"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  expect_refusal(parse_macho, bytes, "patched.dylib", fragment);
 }
 
 // read_macho must throw Error(input); its message.
@@ -102,17 +80,15 @@ std::string error_of_read(const fs::path& path) {
 
 // Builds real Mach-O files with clang and ld64.lld (no SDK needed: the
 // sources call nothing), recording exactly the platform_version asked for.
-class MachOTest : public ::testing::Test {
+class MachOTest : public ForeignBinaryTest {
  protected:
   void SetUp() override {
     ld64_ = llvm_tool("ld64.lld");
-    if (!have_tool("clang") || ld64_.empty()) GTEST_SKIP() << "clang or ld64.lld is not installed";
+    skip_without_clang_and("ld64.lld", !ld64_.empty());
   }
 
   fs::path object(const std::string& name, const std::string& arch, const std::string& min) {
-    write_file(d_ / (name + ".c"), kSource);
-    sh(d_.path(), "clang --target=" + arch + "-apple-macos" + min + " -c " + name + ".c -o " + name);
-    return d_ / name;
+    return clang(name, kSource, "--target=" + arch + "-apple-macos" + min + " -c");
   }
 
   fs::path dylib(const std::string& name, const std::string& arch, const std::string& min, const std::string& sdk) {
@@ -132,7 +108,6 @@ class MachOTest : public ::testing::Test {
     return d_ / "libu.dylib";
   }
 
-  TempDir d_;
   std::string ld64_;
 };
 

@@ -4,8 +4,7 @@
 
 #include <random>
 
-#include "elf_fixtures.hpp"
-#include "error_support.hpp"
+#include "evidence/foreign_binary_fixture.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/macho.hpp"
 
@@ -24,28 +23,22 @@ const char* kSource = "__declspec(dllexport) int kernel(int x) { return x + 1; }
 
 // Parse must throw Error(input) naming the buffer and saying `fragment`.
 void expect_error_containing(const std::vector<std::byte>& bytes, const std::string& fragment) {
-  const std::string what = error_of([&] { parse_pe(bytes, "patched.dll"); });
-  EXPECT_NE(what.find("patched.dll"), std::string::npos) << what;
-  EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  expect_refusal(parse_pe, bytes, "patched.dll", fragment);
 }
 
 // Builds real PE images with clang and lld-link; -nostdlib and /noentry
 // need no Windows SDK or CRT.
-class PeTest : public ::testing::Test {
+class PeTest : public ForeignBinaryTest {
  protected:
   void SetUp() override {
-    if (!have_tool("clang") || !have_tool("lld-link")) GTEST_SKIP() << "clang or lld-link is not installed";
+    skip_without_clang_and("lld-link", have_tool("lld-link"));
   }
 
   fs::path dll(const std::string& name, const std::string& target) {
-    write_file(d_ / (name + ".c"), kSource);
-    sh(d_.path(), "clang --target=" + target + " -fuse-ld=lld -nostdlib -shared -Wl,/noentry " + name + ".c -o " + name);
-    return d_ / name;
+    return clang(name, kSource, "--target=" + target + " -fuse-ld=lld -nostdlib -shared -Wl,/noentry");
   }
 
   std::vector<std::byte> amd64() { return read_bytes(dll("amd64.dll", "x86_64-pc-windows-msvc")); }
-
-  TempDir d_;
 };
 
 using PeReader = PeTest;
