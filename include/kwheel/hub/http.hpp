@@ -4,8 +4,9 @@
 // origin it belongs to (never to an LFS/Xet CDN), and loops are bounded.
 // Retryable failures (429 with Retry-After, 5xx, dropped connections) are
 // retried with capped exponential backoff; downloads resume with Range.
-// One request loop (request_rules.hpp holds its rules) serves get,
-// post_multipart and the download queue; the wire is a Transport.
+// get and post_multipart share one request loop; the download queue
+// (download_queue.hpp), whose transfers run side by side, follows the same
+// rules (request_rules.hpp). The wire is a Transport (transport.hpp).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -61,7 +62,7 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;  // lower-case names, last value wins
   std::string body;
   std::string url;                             // after redirects
-  std::string reason;                          // the status line's reason phrase (post_multipart)
+  std::string reason;                          // the status line's reason phrase
   std::string header(const std::string& lower_name) const;
 };
 
