@@ -69,7 +69,7 @@ class Pagination {
 
 }  // namespace
 
-HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
+HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs, std::shared_ptr<Transport> transport)
     : config_(std::move(config)),
       repo_id_(std::move(repo_id)),
       jobs_(std::max(1u, jobs)),
@@ -85,7 +85,7 @@ HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs)
         o.stall_timeout = config_.stall_timeout;
         o.tls_fix = "pass its CA certificate with --ca-bundle FILE (or KWHEEL_CA_BUNDLE)";
         return o;
-      }()) {}
+      }(), std::move(transport)) {}
 
 std::string HubClient::repo_url() const {
   return config_.endpoint + "/" + (config_.repo_type == "kernel" ? "kernels/" : "") + repo_id_;

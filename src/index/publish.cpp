@@ -318,11 +318,13 @@ std::string server_message(const std::string& reason, const std::string& body) {
   return out;
 }
 
-std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Repository& repo, const PublishOptions& o,
-                                  const std::function<void(const UploadResult&)>& on_done) {
-  // Every file is checked before the first byte goes out.
-  std::vector<UploadResult> results(wheels.size());
-  std::vector<std::vector<FormPart>> forms(wheels.size());
+namespace {
+
+// Results and forms of the wheels, in input order. Every file is checked
+// before the first byte goes out.
+void prepare(const std::vector<fs::path>& wheels, std::vector<UploadResult>& results, std::vector<std::vector<FormPart>>& forms) {
+  results.resize(wheels.size());
+  forms.resize(wheels.size());
   for (size_t i = 0; i < wheels.size(); ++i) {
     WheelArchive archive(wheels[i]);
     if (auto problems = archive.verify_record(); !problems.empty())
@@ -333,7 +335,11 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
     results[i].size = fs::file_size(wheels[i]);
     forms[i] = upload_form(archive, results[i].sha256);
   }
+}
 
+// Basic auth to the repository's origin only, and the upload's own retry
+// budget and timeouts.
+HttpOptions upload_http_options(const Repository& repo, const PublishOptions& o) {
   HttpOptions http;
   http.auth_origin = url_origin(repo.url);
   http.username = repo.username;
@@ -344,79 +350,99 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
   http.user_agent = o.user_agent;
   http.ca_bundle = repo.ca_cert;
   http.tls_fix = "pass its CA certificate with --cert FILE (or TWINE_CERT, or ca_cert in .pypirc)";
+  return http;
+}
 
-  auto upload_one = [&](size_t i) {
-    UploadResult& r = results[i];
-    const std::string name = r.file.filename().string();
-    HttpClient client(http);
-    auto fail = [&](ErrorKind kind, const std::string& why) {
-      r.status = UploadResult::Status::failed;
-      r.exit_code = static_cast<int>(kind);
-      r.message = repo.password.redact(redact_secrets(why));
-    };
-    try {
-      HttpResponse resp = client.post_multipart(repo.url, forms[i]);
-      r.attempts = static_cast<unsigned>(client.stats().requests);
-      r.http_status = resp.status;
-      // Redacted before server_message cuts it short (a cut secret would no
-      // longer match); every registered form first, so the whole Basic
-      // credential goes before the password's own forms break it up.
-      const std::string said = server_message(resp.reason, repo.password.redact(redact_secrets(resp.body)));
-      const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + trim(resp.reason));
-      if (resp.status >= 200 && resp.status < 300 && ascii_lower(resp.reason + " " + said).find("identical") != std::string::npos) {
-        // devpi: "200 Upload of identical file to non volatile index." The
-        // index compared the bytes itself: nothing new was stored.
-        r.status = UploadResult::Status::exists;
-        r.message = "the index already has these exact bytes: " + status;
-      } else if (resp.status >= 200 && resp.status < 300) {
-        r.status = UploadResult::Status::uploaded;
-        r.message = human_size(r.size);
-      } else if (says_already_exists(resp.status, resp.reason, resp.body)) {
-        const std::string retried = r.attempts > 1 ? " (an earlier, interrupted attempt of this run may have stored it)" : "";
-        if (o.skip_existing) {
-          r.status = UploadResult::Status::exists;
-          r.message = "already on the index, skipped" + retried;
-        } else {
-          fail(ErrorKind::input, name + " is already on " + repo.url + " (" + status + (said.empty() ? "" : ": " + said) + ")" + retried +
-                                     "; an index keeps published files unchanged: pass --skip-existing to accept the copy there, or publish a new version");
-        }
-      } else if (resp.status == 401 || resp.status == 403) {
-        fail(ErrorKind::auth, repo.username.empty()
-                                  ? repo.url + " wants credentials (" + status + "); pass --username and TWINE_PASSWORD (or --password), or use a .pypirc section"
-                                  : repo.url + " refused the credentials of user '" + repo.username + "' (" + status + (said.empty() ? "" : ": " + said) +
-                                        "); check the password or token for " + repo.described);
-      } else if (resp.status >= 300 && resp.status < 400) {
-        fail(ErrorKind::usage, repo.url + " answered " + status + " to " + display_url(resp.header("location")) +
-                                   "; uploads are not redirected (credentials stay with the URL you gave): pass the final upload URL as --repository-url");
-      } else if (resp.status == 404 || resp.status == 405) {
-        fail(ErrorKind::not_found, "no upload endpoint at " + repo.url + " (" + status + (said.empty() ? "" : ": " + said) +
-                                       "); check --repository-url (pypiserver: the server root /, devpi: /USER/INDEX/, PyPI: /legacy/)");
-      } else {
-        fail(ErrorKind::input, repo.url + " rejected " + name + " (" + status + (said.empty() ? "" : ": " + said) + ")");
-      }
-    } catch (const Error& e) {
-      r.attempts = static_cast<unsigned>(client.stats().requests);
-      fail(e.kind(), std::string(e.what()));
+void fail_result(UploadResult& r, const Repository& repo, ErrorKind kind, const std::string& why) {
+  r.status = UploadResult::Status::failed;
+  r.exit_code = static_cast<int>(kind);
+  r.message = repo.password.redact(redact_secrets(why));
+}
+
+// What the index's answer to one upload means, as twine reads it.
+void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& repo, const PublishOptions& o) {
+  const std::string name = r.file.filename().string();
+  r.http_status = resp.status;
+  // Redacted before server_message cuts it short (a cut secret would no
+  // longer match); every registered form first, so the whole Basic
+  // credential goes before the password's own forms break it up.
+  const std::string said = server_message(resp.reason, repo.password.redact(redact_secrets(resp.body)));
+  const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + trim(resp.reason));
+  const std::string detail = said.empty() ? "" : ": " + said;
+  if (resp.status >= 200 && resp.status < 300 && ascii_lower(resp.reason + " " + said).find("identical") != std::string::npos) {
+    // devpi: "200 Upload of identical file to non volatile index." The
+    // index compared the bytes itself: nothing new was stored.
+    r.status = UploadResult::Status::exists;
+    r.message = "the index already has these exact bytes: " + status;
+  } else if (resp.status >= 200 && resp.status < 300) {
+    r.status = UploadResult::Status::uploaded;
+    r.message = human_size(r.size);
+  } else if (says_already_exists(resp.status, resp.reason, resp.body)) {
+    const std::string retried = r.attempts > 1 ? " (an earlier, interrupted attempt of this run may have stored it)" : "";
+    if (o.skip_existing) {
+      r.status = UploadResult::Status::exists;
+      r.message = "already on the index, skipped" + retried;
+    } else {
+      fail_result(r, repo, ErrorKind::input, name + " is already on " + repo.url + " (" + status + detail + ")" + retried +
+                                                 "; an index keeps published files unchanged: pass --skip-existing to accept the copy there, or publish a new version");
     }
-  };
+  } else if (resp.status == 401 || resp.status == 403) {
+    fail_result(r, repo, ErrorKind::auth, repo.username.empty()
+                                              ? repo.url + " wants credentials (" + status + "); pass --username and TWINE_PASSWORD (or --password), or use a .pypirc section"
+                                              : repo.url + " refused the credentials of user '" + repo.username + "' (" + status + detail +
+                                                    "); check the password or token for " + repo.described);
+  } else if (resp.status >= 300 && resp.status < 400) {
+    fail_result(r, repo, ErrorKind::usage, repo.url + " answered " + status + " to " + display_url(resp.header("location")) +
+                                               "; uploads are not redirected (credentials stay with the URL you gave): pass the final upload URL as --repository-url");
+  } else if (resp.status == 404 || resp.status == 405) {
+    fail_result(r, repo, ErrorKind::not_found, "no upload endpoint at " + repo.url + " (" + status + detail +
+                                                   "); check --repository-url (pypiserver: the server root /, devpi: /USER/INDEX/, PyPI: /legacy/)");
+  } else {
+    fail_result(r, repo, ErrorKind::input, repo.url + " rejected " + name + " (" + status + detail + ")");
+  }
+}
 
-  std::mutex done_mutex;
+void upload_one(UploadResult& r, const std::vector<FormPart>& form, const Repository& repo, const PublishOptions& o, const HttpOptions& http) {
+  HttpClient client(http, o.transport);
+  try {
+    HttpResponse resp = client.post_multipart(repo.url, form);
+    r.attempts = static_cast<unsigned>(client.stats().requests);
+    read_answer(r, resp, repo, o);
+  } catch (const Error& e) {
+    r.attempts = static_cast<unsigned>(client.stats().requests);
+    fail_result(r, repo, e.kind(), std::string(e.what()));
+  }
+}
+
+// work(i) for every i below `count`, on at most `jobs` threads (this one
+// included).
+void run_parallel(size_t count, unsigned jobs, const std::function<void(size_t)>& work) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < results.size();) {
-      upload_one(i);
-      if (on_done) {
-        std::lock_guard lock(done_mutex);
-        on_done(results[i]);
-      }
-    }
+    for (size_t i; (i = next.fetch_add(1)) < count;) work(i);
   };
-  const unsigned n = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(results.size())));
-  {
-    std::vector<std::jthread> threads;
-    for (unsigned t = 1; t < n; ++t) threads.emplace_back(worker);
-    worker();
-  }
+  const unsigned n = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(count)));
+  std::vector<std::jthread> threads;
+  for (unsigned t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+}
+
+}  // namespace
+
+std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Repository& repo, const PublishOptions& o,
+                                  const std::function<void(const UploadResult&)>& on_done) {
+  std::vector<UploadResult> results;
+  std::vector<std::vector<FormPart>> forms;
+  prepare(wheels, results, forms);
+  const HttpOptions http = upload_http_options(repo, o);
+  std::mutex done_mutex;
+  run_parallel(results.size(), o.jobs, [&](size_t i) {
+    upload_one(results[i], forms[i], repo, o, http);
+    if (on_done) {
+      std::lock_guard lock(done_mutex);
+      on_done(results[i]);
+    }
+  });
   return results;
 }
 

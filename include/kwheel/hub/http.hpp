@@ -4,17 +4,22 @@
 // origin it belongs to (never to an LFS/Xet CDN), and loops are bounded.
 // Retryable failures (429 with Retry-After, 5xx, dropped connections) are
 // retried with capped exponential backoff; downloads resume with Range.
+// get and post_multipart share one request loop; the download queue
+// (download_queue.hpp), whose transfers run side by side, follows the same
+// rules (request_rules.hpp). The wire is a Transport (transport.hpp).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kwheel/base/digest.hpp"
 #include "kwheel/base/secret.hpp"
+#include "kwheel/hub/transport.hpp"
+#include "kwheel/hub/url.hpp"
 
 namespace kwheel {
 
@@ -57,30 +62,14 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;  // lower-case names, last value wins
   std::string body;
   std::string url;                             // after redirects
-  std::string reason;                          // the status line's reason phrase (post_multipart)
+  std::string reason;                          // the status line's reason phrase
   std::string header(const std::string& lower_name) const;
 };
 
-// `url` fit for a message: any user:password@ removed, registered secrets
-// (a token in a redirect's query, say) redacted.
-std::string display_url(const std::string& url);
-// Registers the password of a URL's user:password@ (curl sends it as
-// "Authorization: Basic"), decoded and as written, for redaction.
-void register_url_credentials(const std::string& url);
-// "scheme://host:port" of an absolute URL, lower-cased, default port added.
-std::string url_origin(const std::string& url);
-// Resolves a Location header against the URL it came from.
-std::string resolve_url(const std::string& base, const std::string& location);
-// The target of a paginated response's `Link: <URL>; rel="next"` header
-// (RFC 8288), as huggingface_hub reads it; nullopt when there is none.
-std::optional<std::string> link_next(const std::string& header);
 // A stall timeout as the user gave it (`named`: "--stall-timeout" or
 // "KWHEEL_STALL_TIMEOUT"): whole seconds from 1 to 3600, else a usage error
 // naming where it came from.
 std::chrono::seconds parse_stall_timeout(const std::string& value, const std::string& named);
-// Percent-encodes a path, keeping '/' (for repo file paths in URLs).
-std::string encode_path(const std::string& path);
-std::string encode_component(const std::string& text);
 
 struct DownloadJob {
   std::string url;
@@ -90,16 +79,6 @@ struct DownloadJob {
   std::string sha256;                // expected hex sha256 (LFS), or
   std::string git_sha1;              // expected git blob id (plain files)
   std::string label;                 // for messages: the repo path
-};
-
-// One part of a multipart/form-data body: a text field, or a file streamed
-// from disk (never read into memory) when `file` is set.
-struct FormPart {
-  std::string name;
-  std::string value;
-  std::filesystem::path file;
-  std::string filename;       // the part's filename= (file parts)
-  std::string content_type;   // file parts; default application/octet-stream
 };
 
 struct TransferStats {
@@ -116,7 +95,8 @@ struct DownloadProgress {
 
 class HttpClient {
  public:
-  explicit HttpClient(HttpOptions options);
+  // `transport` carries the exchanges; none: libcurl (CurlTransport).
+  explicit HttpClient(HttpOptions options, std::shared_ptr<Transport> transport = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -148,7 +128,11 @@ class HttpClient {
   const HttpOptions& options() const { return options_; }
 
  private:
+  struct Loop;
+  HttpResponse request(HttpRequest request, const std::vector<std::string>& extra_headers, const Loop& loop);
+
   HttpOptions options_;
+  std::shared_ptr<Transport> transport_;
   TransferStats stats_;
 };
 

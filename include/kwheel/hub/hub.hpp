@@ -36,7 +36,8 @@ struct FetchProgress {
 
 class HubClient {
  public:
-  HubClient(HubConfig config, std::string repo_id, unsigned jobs = 8);
+  // `transport` carries the requests; none: libcurl (tests pass a fake).
+  HubClient(HubConfig config, std::string repo_id, unsigned jobs = 8, std::shared_ptr<Transport> transport = {});
 
   // Lists refs; a kernel repo that is not there is looked up as a model
   // repo unless the type was forced, and the client keeps the type found.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -63,6 +64,7 @@ struct PublishOptions {
   std::chrono::milliseconds backoff{500};
   std::chrono::seconds stall_timeout{60};  // an upload or answer that moves no byte this long is dropped and retried
   std::string user_agent;
+  std::shared_ptr<Transport> transport;  // where uploads go; none: libcurl (tests pass a fake)
 };
 
 struct UploadResult {

@@ -1,0 +1,240 @@
+#include "kwheel/hub/curl_transport.hpp"
+
+#include <curl/curl.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "kwheel/base/error.hpp"
+
+namespace kwheel {
+
+namespace {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl global init failed");
+  });
+}
+
+struct EasyFree {
+  void operator()(CURL* c) const noexcept { curl_easy_cleanup(c); }
+};
+struct SlistFree {
+  void operator()(curl_slist* s) const noexcept { curl_slist_free_all(s); }
+};
+struct MultiFree {
+  void operator()(CURLM* m) const noexcept { curl_multi_cleanup(m); }
+};
+struct MimeFree {
+  void operator()(curl_mime* m) const noexcept { curl_mime_free(m); }
+};
+using Easy = std::unique_ptr<CURL, EasyFree>;
+using Slist = std::unique_ptr<curl_slist, SlistFree>;
+using Multi = std::unique_ptr<CURLM, MultiFree>;
+using Mime = std::unique_ptr<curl_mime, MimeFree>;
+
+bool retryable_curl(CURLcode c) {
+  switch (c) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o) {
+  std::string m = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
+  const bool untrusted = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+                         code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR;
+  if (untrusted && !o.tls_fix.empty())
+    m += (o.ca_bundle.empty() ? std::string() : " (CA file in use: '" + o.ca_bundle + "')") +
+         "; if the server's certificate comes from a private CA, " + o.tls_fix;
+  return m;
+}
+
+Slist header_list(const std::vector<std::string>& lines) {
+  curl_slist* list = nullptr;
+  for (const auto& h : lines) {
+    curl_slist* next = curl_slist_append(list, h.c_str());
+    if (!next) {
+      curl_slist_free_all(list);
+      throw std::bad_alloc();
+    }
+    list = next;
+  }
+  return Slist(list);
+}
+
+// One exchange on one easy handle. Not movable: libcurl holds its address.
+class CurlCall {
+ public:
+  CurlCall(const HttpOptions& options, const HttpRequest& request, ResponseSink& sink)
+      : options_(options), easy_(curl_easy_init()), sink_(sink) {
+    if (!easy_) throw std::bad_alloc();
+    headers_ = header_list(request.headers);
+    configure(request);
+    if (request.post) attach_form(request.form);
+  }
+  CurlCall(const CurlCall&) = delete;
+  CurlCall& operator=(const CurlCall&) = delete;
+
+  CURL* easy() const { return easy_.get(); }
+  ResponseSink& sink() const { return sink_; }
+
+  Exchange finish(CURLcode rc) {
+    Exchange ex;
+    curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &head_.status);
+    ex.head = std::move(head_);
+    if (rc == CURLE_OK) return ex;
+    ex.problem = curl_message(rc, errbuf_, options_);
+    using F = Exchange::Failure;
+    ex.failure = rc == CURLE_WRITE_ERROR && stopped_   ? F::stopped
+                 : rc == CURLE_FILESIZE_EXCEEDED       ? F::too_big
+                 : rc == CURLE_READ_ERROR              ? F::upload_unreadable
+                 : retryable_curl(rc)                  ? F::transient
+                                                       : F::fatal;
+    return ex;
+  }
+
+ private:
+  void configure(const HttpRequest& r) {
+    CURL* c = easy_.get();
+    const HttpOptions& o = options_;
+    curl_easy_setopt(c, CURLOPT_URL, r.url.c_str());
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf_);
+    if (!o.user_agent.empty()) curl_easy_setopt(c, CURLOPT_USERAGENT, o.user_agent.c_str());
+    if (!o.ca_bundle.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o.ca_bundle.c_str());
+    if (headers_) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers_.get());
+    if (r.accept_encoding) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+    if (r.max_declared_body) curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_declared_body));
+    if (r.deadline.count() > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(r.deadline.count()));
+    if (r.head) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+      return static_cast<CurlCall*>(ud)->on_body(p, n);
+    });
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &head_);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+      std::string_view line(p, n);
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+      static_cast<ResponseHead*>(ud)->add_line(line);
+      return n;
+    });
+  }
+
+  // Files are streamed from disk each time the body is sent.
+  void attach_form(const std::vector<FormPart>& parts) {
+    mime_.reset(curl_mime_init(easy_.get()));
+    if (!mime_) throw std::bad_alloc();
+    for (const auto& p : parts) {
+      curl_mimepart* part = curl_mime_addpart(mime_.get());
+      if (!part) throw std::bad_alloc();
+      curl_mime_name(part, p.name.c_str());
+      if (!p.file.empty()) {
+        if (curl_mime_filedata(part, p.file.c_str()) != CURLE_OK)
+          throw Error(ErrorKind::io, "cannot read '" + p.file.string() + "' for upload");
+        curl_mime_filename(part, (p.filename.empty() ? p.file.filename().string() : p.filename).c_str());
+        curl_mime_type(part, p.content_type.empty() ? "application/octet-stream" : p.content_type.c_str());
+      } else {
+        curl_mime_data(part, p.value.data(), p.value.size());
+      }
+    }
+    curl_easy_setopt(easy_.get(), CURLOPT_MIMEPOST, mime_.get());
+  }
+
+  size_t on_body(const char* p, size_t n) {
+    curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &head_.status);
+    if (sink_.body(head_, std::string_view(p, n))) return n;
+    stopped_ = true;
+    return 0;
+  }
+
+  const HttpOptions& options_;
+  Easy easy_;
+  Slist headers_;
+  Mime mime_;
+  char errbuf_[CURL_ERROR_SIZE] = {0};
+  ResponseSink& sink_;
+  ResponseHead head_;
+  bool stopped_ = false;
+};
+
+// Exchanges on one multi handle, sharing its connections.
+class CurlSet : public ExchangeSet {
+ public:
+  CurlSet(const HttpOptions& options, unsigned parallel) : options_(options), multi_(curl_multi_init()) {
+    if (!multi_) throw std::bad_alloc();
+    curl_multi_setopt(multi_.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(parallel));
+  }
+  // Every running exchange leaves the multi handle before either is freed,
+  // an exception unwinding included.
+  ~CurlSet() override {
+    for (auto& [easy, _] : calls_) curl_multi_remove_handle(multi_.get(), easy);
+  }
+
+  bool add(const HttpRequest& request, ResponseSink& sink) override {
+    auto call = std::make_unique<CurlCall>(options_, request, sink);
+    if (curl_multi_add_handle(multi_.get(), call->easy()) != CURLM_OK) return false;
+    calls_.emplace(call->easy(), std::move(call));
+    return true;
+  }
+
+  std::vector<std::pair<ResponseSink*, Exchange>> run() override {
+    int running = 0;
+    if (CURLMcode mc = curl_multi_perform(multi_.get(), &running); mc != CURLM_OK)
+      throw Error(ErrorKind::network, std::string("libcurl: ") + curl_multi_strerror(mc));
+    std::vector<std::pair<ResponseSink*, Exchange>> done;
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi_.get(), &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* easy = msg->easy_handle;
+      const CURLcode rc = msg->data.result;
+      curl_multi_remove_handle(multi_.get(), easy);
+      auto node = calls_.extract(easy);
+      done.emplace_back(&node.mapped()->sink(), node.mapped()->finish(rc));
+    }
+    return done;
+  }
+
+  void poll() override {
+    if (!calls_.empty()) curl_multi_poll(multi_.get(), nullptr, 0, 200, nullptr);
+  }
+
+ private:
+  const HttpOptions& options_;
+  Multi multi_;
+  std::map<CURL*, std::unique_ptr<CurlCall>> calls_;
+};
+
+}  // namespace
+
+CurlTransport::CurlTransport(const HttpOptions& options) : options_(options) { global_init(); }
+
+Exchange CurlTransport::perform(const HttpRequest& request, ResponseSink& sink) {
+  CurlCall call(options_, request, sink);
+  return call.finish(curl_easy_perform(call.easy()));
+}
+
+std::unique_ptr<ExchangeSet> CurlTransport::concurrent(unsigned parallel) { return std::make_unique<CurlSet>(options_, parallel); }
+
+}  // namespace kwheel
