@@ -528,10 +528,10 @@ nlohmann::json to_json(const VariantResult& r) {
     j["requires_dist"] = r.tags.requires_dist;
     j["reused"] = r.reused;
     if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
-    if (!r.platform.is_null()) {
-      j["platform"] = {{"tag", r.platform["platform_tag"]}, {"policy", r.platform["policy"]}, {"reason", r.platform["reason"]},
-                       {"torch_provided", r.platform["torch_provided"]}, {"allowed_external", r.platform["allowed_external"]},
-                       {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
+    if (r.platform) {
+      const ManylinuxReport& p = *r.platform;
+      j["platform"] = {{"tag", p.platform_tag}, {"policy", p.policy}, {"reason", p.reason}, {"torch_provided", p.torch_provided},
+                       {"allowed_external", p.allowed_external}, {"abi3", p.abi3}, {"source", p.policy_source}};
     }
     if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
     if (r.macos) j["macos"] = to_json(*r.macos);

@@ -61,8 +61,8 @@ void print_table(const BuildReport& report) {
     if (v.status == VariantResult::Status::built) {
       std::cout << v.wheel.filename().string() << " (" << human_size(v.size) << (v.reused ? ", unchanged" : "") << ")";
       const std::string indent(w + 11, ' ');
-      if (!v.platform.is_null() && !v.platform.value("reason", std::string()).empty())
-        std::cout << "\n" << indent << "tag " << v.platform["platform_tag"].get<std::string>() << ": " << v.platform["reason"].get<std::string>();
+      if (v.platform && !v.platform->reason.empty())
+        std::cout << "\n" << indent << "tag " << v.platform->platform_tag << ": " << v.platform->reason;
       if (!v.ignored.empty())
         std::cout << "\n" << indent << "left out (" << v.layout << " layout): " << join(v.ignored, ", ");
     }
