@@ -374,10 +374,11 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   return plan;
 }
 
-StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& o) {
-  check_options(o);
-  StagedBuild build;
-  BuildReport& report = build.report;
+namespace {
+
+// Which variants this run builds (their indices); the others are marked
+// filtered in the report, with the reason when it is not --variant.
+std::vector<size_t> select_variants(const std::vector<VariantInput>& variants, const BuildOptions& o, BuildReport& report) {
   report.variants.resize(variants.size());
   std::vector<size_t> todo;
   std::set<std::string> names;
@@ -395,68 +396,73 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
     }
   }
   if (todo.empty()) {
-    std::string names;
-    for (const auto& v : variants) names += (names.empty() ? "" : ", ") + v.name;
+    std::string available;
+    for (const auto& v : variants) available += (available.empty() ? "" : ", ") + v.name;
     throw Error(ErrorKind::not_found, variants.empty() ? "the repo has no variants under build/"
-                                                       : "no variant matches --variant; available: " + names);
+                                                       : "no variant matches --variant; available: " + available);
   }
-  std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + o.out_dir.string() + "': " + ec.message());
-  sweep_stale_scratch(o.out_dir);  // even when this run writes nothing there
+  return todo;
+}
 
-  build.staged.resize(variants.size());
-  build.fingerprints.resize(variants.size());
-  build.todo = todo;
-  auto& staged = build.staged;
-  auto& fingerprints = build.fingerprints;
+void prepare_out_dir(const fs::path& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + out_dir.string() + "': " + ec.message());
+  sweep_stale_scratch(out_dir);  // even when this run writes nothing there
+}
+
+// One variant's wheel, planned and staged (or an up-to-date one in out_dir
+// kept); a failure is the variant's, recorded in `r`.
+void stage_variant(const VariantInput& input, const BuildOptions& o, VariantResult& r, StagedWheel& staged, std::string& fingerprint) {
+  try {
+    if (o.await_inputs) o.await_inputs(input);
+    PlannedWheel plan = plan_wheel(input, o);
+    r.tags = plan.tags;
+    r.version = plan.version;
+    r.package = plan.package;
+    r.dist_name = plan.dist_name;
+    r.layout = layout_name(plan.layout);
+    r.metadata = plan.metadata;
+    r.ignored = plan.ignored;
+    r.platform = plan.platform;
+    r.gpu = plan.gpu;
+    r.macos = plan.macos;
+    r.wheel = o.out_dir / plan.filename;
+    fingerprint = input_fingerprint(plan, o);
+    if (auto state = o.reuse ? reusable(r.wheel, fingerprint) : std::nullopt) {
+      r.sha256 = state->sha256;
+      r.size = state->size;
+      r.reused = true;
+    } else {
+      staged = stage_wheel(plan.contents, r.wheel, o.write);
+      if (plan.metadata && plan.metadata->digest) verify_digest(input, plan, staged.info);
+      r.sha256 = staged.info.sha256;
+      r.size = staged.info.size;
+    }
+    r.status = VariantResult::Status::built;
+  } catch (const Error& e) {
+    r.status = VariantResult::Status::failed;
+    r.error = e.what();
+    r.exit_code = e.exit_code();
+  }
+}
+
+// Runs task(0) .. task(count - 1) on `jobs` threads (0: one per CPU), this
+// one included; returns when all are done.
+void run_parallel(size_t count, unsigned jobs, const std::function<void(size_t)>& task) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
-      const size_t i = todo[k];
-      auto& r = report.variants[i];
-      try {
-        if (o.await_inputs) o.await_inputs(variants[i]);
-        PlannedWheel plan = plan_wheel(variants[i], o);
-        r.tags = plan.tags;
-        r.version = plan.version;
-        r.package = plan.package;
-        r.dist_name = plan.dist_name;
-        r.layout = layout_name(plan.layout);
-        r.metadata = plan.metadata;
-        r.ignored = plan.ignored;
-        r.platform = plan.platform;
-        r.gpu = plan.gpu;
-        r.macos = plan.macos;
-        r.wheel = o.out_dir / plan.filename;
-        fingerprints[i] = input_fingerprint(plan, o);
-        if (auto state = o.reuse ? reusable(r.wheel, fingerprints[i]) : std::nullopt) {
-          r.sha256 = state->sha256;
-          r.size = state->size;
-          r.reused = true;
-        } else {
-          staged[i] = stage_wheel(plan.contents, r.wheel, o.write);
-          if (plan.metadata && plan.metadata->digest) verify_digest(variants[i], plan, staged[i].info);
-          r.sha256 = staged[i].info.sha256;
-          r.size = staged[i].info.size;
-        }
-        r.status = VariantResult::Status::built;
-      } catch (const Error& e) {
-        r.status = VariantResult::Status::failed;
-        r.error = e.what();
-        r.exit_code = e.exit_code();
-      }
-    }
+    for (size_t k; (k = next.fetch_add(1)) < count;) task(k);
   };
-  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(todo.size()));
-  {
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
-    worker();
-  }
-  check_consistent(report, todo);
-  // Two variants that map to one filename would overwrite each other.
+  jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(count));
+  std::vector<std::jthread> pool;
+  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
+  worker();
+}
+
+// Two variants that map to one filename would overwrite each other.
+void check_distinct_names(BuildReport& report, const std::vector<size_t>& todo) {
   std::map<fs::path, std::string> owners;
   for (auto i : todo) {
     auto& r = report.variants[i];
@@ -468,6 +474,23 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
       r.exit_code = static_cast<int>(ErrorKind::input);
     }
   }
+}
+
+}  // namespace
+
+StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& o) {
+  check_options(o);
+  StagedBuild build;
+  build.todo = select_variants(variants, o, build.report);
+  prepare_out_dir(o.out_dir);
+  build.staged.resize(variants.size());
+  build.fingerprints.resize(variants.size());
+  run_parallel(build.todo.size(), o.jobs, [&](size_t k) {
+    const size_t i = build.todo[k];
+    stage_variant(variants[i], o, build.report.variants[i], build.staged[i], build.fingerprints[i]);
+  });
+  check_consistent(build.report, build.todo);
+  check_distinct_names(build.report, build.todo);
   return build;
 }
 
@@ -507,10 +530,10 @@ nlohmann::json to_json(const VariantResult& r) {
     j["requires_dist"] = r.tags.requires_dist;
     j["reused"] = r.reused;
     if (!r.ignored.empty()) j["ignored_files"] = r.ignored;
-    if (!r.platform.is_null()) {
-      j["platform"] = {{"tag", r.platform["platform_tag"]}, {"policy", r.platform["policy"]}, {"reason", r.platform["reason"]},
-                       {"torch_provided", r.platform["torch_provided"]}, {"allowed_external", r.platform["allowed_external"]},
-                       {"abi3", r.platform["abi3"]}, {"source", r.platform["policy_source"]}};
+    if (r.platform) {
+      const ManylinuxReport& p = *r.platform;
+      j["platform"] = {{"tag", p.platform_tag}, {"policy", p.policy}, {"reason", p.reason}, {"torch_provided", p.torch_provided},
+                       {"allowed_external", p.allowed_external}, {"abi3", p.abi3}, {"source", p.policy_source}};
     }
     if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
     if (r.macos) j["macos"] = to_json(*r.macos);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kwheel/build/source.hpp"
+
 namespace kwheel::cli {
 
 struct Output {
@@ -21,6 +23,14 @@ struct Output {
 
 // Adds --json and --quiet to a subcommand.
 void add_output_flags(CLI::App* sub, Output& out);
+
+// The library's notes, warnings and progress, shown as `out` shows them.
+// Holds a reference to `out`.
+Feedback feedback(const Output& out);
+
+// Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type,
+// --stall-timeout and --ca-bundle.
+void add_hub_flags(CLI::App* sub, SourceRequest& request);
 
 void register_build(CLI::App& app, Output& out, int& exit_code);
 void register_variants(CLI::App& app, Output& out, int& exit_code);

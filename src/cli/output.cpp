@@ -18,6 +18,10 @@ void Output::info(const std::string& line) const {
 
 void Output::warn(const std::string& line) const { std::cerr << "kwheel: warning: " << line << "\n"; }
 
+Feedback feedback(const Output& out) {
+  return {[&out](const std::string& line) { out.info(line); }, [&out](const std::string& line) { out.warn(line); }, out.progress()};
+}
+
 void add_output_flags(CLI::App* sub, Output& out) {
   sub->add_flag("--json", out.json, "Print a machine-readable JSON report on stdout");
   sub->add_flag("-q,--quiet", out.quiet, "No progress or informational output");

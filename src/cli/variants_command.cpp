@@ -1,22 +1,19 @@
 #include <iomanip>
-#include <set>
 #include <iostream>
 
 #include "cli.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/build/variant_listing.hpp"
 #include "kwheel/wheel/tags.hpp"
-#include "kwheel/kernel/variant.hpp"
-#include "source.hpp"
 
 namespace kwheel::cli {
 
 namespace {
 
-nlohmann::json variant_json(const std::string& name) {
-  auto r = try_parse_variant(name);
-  if (!r.variant) return {{"variant", name}, {"valid", false}, {"error", r.error}};
-  const Variant& v = *r.variant;
-  nlohmann::json j{{"variant", name}, {"valid", true}};
+nlohmann::json variant_json(const ListedVariant& listed) {
+  if (!listed.variant) return {{"variant", listed.name}, {"valid", false}, {"error", listed.error}};
+  const Variant& v = *listed.variant;
+  nlohmann::json j{{"variant", listed.name}, {"valid", true}};
   if (v.is_noarch()) {
     j["framework"] = "torch";
     j["noarch"] = v.noarch;
@@ -36,36 +33,21 @@ nlohmann::json variant_json(const std::string& name) {
 }  // namespace
 
 void register_variants(CLI::App& app, Output& out, int& exit_code) {
-  auto args = std::make_shared<SourceArgs>();
+  auto args = std::make_shared<SourceRequest>();
   auto* sub = app.add_subcommand("variants", "List the build variants of a kernel repo (Hub or directory) without downloading binaries");
   sub->add_option("source", args->source, "ORG/NAME on the Hub, or a directory holding build/")->required();
   sub->add_option("--version", args->version_spec, "Hub: which release (tag spec or major N)");
   add_hub_flags(sub, *args);
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
-    ResolvedSource src = resolve_source(*args, out);
-    std::set<std::string> names;
-    if (src.is_hub && !src.client->config().offline) {
-      for (const auto& e : src.tree) {
-        if (!e.path.starts_with("build/")) continue;
-        auto rest = e.path.substr(6);
-        auto slash = rest.find('/');
-        names.insert(slash == std::string::npos ? rest : rest.substr(0, slash));
-      }
-    } else {
-      for (const auto& v : group_variants(fetch_source(src, *args, out))) names.insert(v.name);
-    }
+    const VariantListing listing = list_variants(*args, feedback(out));
     nlohmann::json list = nlohmann::json::array();
-    bool all_valid = true;
-    for (const auto& n : names) {
-      list.push_back(variant_json(n));
-      all_valid = all_valid && list.back()["valid"].get<bool>();
-    }
+    for (const auto& v : listing.variants) list.push_back(variant_json(v));
     if (out.json) {
-      out.emit_json({{"source", src.describe()}, {"variants", list}});
+      out.emit_json({{"source", listing.source.describe()}, {"variants", list}});
     } else {
       size_t w = 7;
-      for (const auto& n : names) w = std::max(w, n.size());
+      for (const auto& v : listing.variants) w = std::max(w, v.name.size());
       std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "VARIANT" << "DETAILS\n";
       for (const auto& j : list) {
         std::cout << std::setw(static_cast<int>(w) + 2) << j["variant"].get<std::string>();
@@ -80,7 +62,7 @@ void register_variants(CLI::App& app, Output& out, int& exit_code) {
         std::cout << "\n";
       }
     }
-    exit_code = all_valid ? 0 : static_cast<int>(ErrorKind::input);
+    exit_code = listing.all_valid() ? 0 : static_cast<int>(ErrorKind::input);
   });
 }
 

@@ -157,6 +157,167 @@ void add_needed(std::vector<NeededLibrary>& list, const std::string& soname, con
   list.push_back({soname, {by}, reason});
 }
 
+// The facts one object adds to the evidence: its symbol-version needs
+// (the first object needing a version is the one reports name) and the
+// newest version it needs per family, for itself and for the variant.
+LibraryEvidence library_evidence(const ElfInfo& f, std::map<std::string, Requirement>& by_version, ManylinuxReport& report) {
+  LibraryEvidence lib;
+  lib.file = basename_of(f.name);
+  lib.machine = f.machine;
+  lib.needed = f.needed;
+  for (const ElfVersionNeed& need : f.version_needs) {
+    if (is_loader(need.file)) continue;
+    auto& versions = lib.version_needs[need.file];
+    for (const std::string& full : need.versions) {
+      versions.push_back(full);
+      auto [family, version] = split_symbol_version(full);
+      if (all_numeric(version)) {
+        auto& cur = lib.max_versions[family];
+        if (cur.empty() || compare_versions(version, cur) > 0) cur = version;
+        auto& all = report.max_versions[family];
+        if (all.empty() || compare_versions(version, all) > 0) all = version;
+      }
+      if (by_version.count(full) == 0) {
+        by_version.emplace(full, Requirement{full, family, version, lib.file, need.file, symbol_for(f, need.file, full)});
+      }
+    }
+  }
+  return lib;
+}
+
+// Where each library an object needs comes from: the variant itself, a
+// policy's whitelist (judged per rung later), torch, the caller's
+// allowance, or nowhere (external).
+struct NeededSources {
+  std::set<std::string> internal;               // the variant's own objects, by soname and file name
+  std::set<std::string> whitelisted_somewhere;  // in some rung's lib_whitelist
+  const TorchProvided& torch;
+  const ManylinuxOptions& options;
+};
+
+void classify_needed(const ElfInfo& f, const NeededSources& from, Evidence& ev, ManylinuxReport& report) {
+  const std::string file = basename_of(f.name);
+  for (const std::string& soname : f.needed) {
+    if (is_loader(soname) || from.internal.count(soname) != 0) continue;
+    if (from.whitelisted_somewhere.count(soname) != 0) {
+      auto it = std::find_if(ev.whitelistable.begin(), ev.whitelistable.end(), [&](const Needed& n) { return n.soname == soname; });
+      if (it == ev.whitelistable.end()) {
+        ev.whitelistable.push_back({soname, {file}});
+      } else {
+        it->by.push_back(file);
+      }
+    } else if (const TorchProvidedLib* t = from.torch.match(soname, from.options.backend)) {
+      add_needed(report.torch_provided, soname, file, t->reason);
+    } else if (from.options.allowed_external.count(soname) != 0) {
+      add_needed(report.allowed_external, soname, file);
+    } else {
+      add_needed(report.external, soname, file);
+    }
+  }
+}
+
+// Reading phase: every object's facts into the report and the evidence
+// the policies are judged against.
+Evidence gather_evidence(std::span<const ElfInfo> files, const ManylinuxOptions& options,
+                         const std::vector<const ManylinuxPolicy*>& ladder, const TorchProvided& torch, ManylinuxReport& report) {
+  // Objects of the variant satisfy each other's DT_NEEDED by soname or file name.
+  NeededSources from{{}, {}, torch, options};
+  for (const ElfInfo& f : files) {
+    from.internal.insert(basename_of(f.name));
+    if (f.soname) from.internal.insert(*f.soname);
+  }
+  for (const ManylinuxPolicy* p : ladder) from.whitelisted_somewhere.insert(p->lib_whitelist.begin(), p->lib_whitelist.end());
+
+  Evidence ev;
+  std::map<std::string, Requirement> by_version;
+  for (const ElfInfo& f : files) {
+    ev.files.push_back(&f);
+    if (f.machine != options.arch) {
+      report.problems.push_back(basename_of(f.name) + " is built for " + f.machine + " but the variant is " + options.arch);
+    }
+    report.libraries.push_back(library_evidence(f, by_version, report));
+    classify_needed(f, from, ev, report);
+  }
+  for (auto& [_, r] : by_version) ev.requirements.push_back(std::move(r));
+  std::sort(ev.requirements.begin(), ev.requirements.end(), [](const Requirement& a, const Requirement& b) {
+    if (family_rank(a.family) != family_rank(b.family)) return family_rank(a.family) < family_rank(b.family);
+    if (a.family != b.family) return a.family < b.family;
+    return compare_versions(a.version, b.version) > 0;  // newest first: the one that matters
+  });
+  return ev;
+}
+
+// The ladder runs from most to least compatible; the first rung with no
+// violation is the best policy ("linux" always fits). Sets best_policy
+// and the reason it is not the next more compatible one.
+const ManylinuxPolicy* judge_best(const std::vector<const ManylinuxPolicy*>& ladder, const std::string& arch, const Evidence& ev,
+                                  ManylinuxReport& report) {
+  std::size_t best = ladder.size() - 1;
+  for (std::size_t i = 0; i < ladder.size(); ++i) {
+    if (violations(*ladder[i], arch, ev, ladder).empty()) {
+      best = i;
+      break;
+    }
+  }
+  const ManylinuxPolicy* best_policy = ladder[best];
+  report.best_policy = best_policy->name;
+  if (best == 0) {
+    report.reason = "every needed symbol version fits " + best_policy->name + ", the most compatible policy";
+  } else {
+    report.reason = violations(*ladder[best - 1], arch, ev, ladder).front().reason;
+  }
+  return best_policy;
+}
+
+// The policy the wheel claims: the requested one if the evidence allows
+// it (each violation is a problem otherwise), else the best; with nothing
+// requested, a variant no manylinux policy fits is a problem.
+const ManylinuxPolicy* judge_request(const ManylinuxPolicy* best_policy, const ManylinuxOptions& options, const PolicySet& policies,
+                                     const std::vector<const ManylinuxPolicy*>& ladder, const Evidence& ev, ManylinuxReport& report) {
+  const std::string& arch = options.arch;
+  if (options.requested) {
+    const ManylinuxPolicy* req = policies.find(*options.requested, arch);
+    if (req == nullptr || !req->is_manylinux()) {
+      report.problems.push_back("unknown manylinux policy '" + *options.requested + "' for " + arch + " in " +
+                                policies.source());
+      return best_policy;
+    }
+    const auto v = violations(*req, arch, ev, ladder);
+    for (const Violation& x : v) report.problems.push_back(x.problem);
+    return v.empty() ? req : best_policy;
+  }
+  if (!best_policy->is_manylinux()) {
+    const auto v = violations(*ladder[ladder.size() - 2], arch, ev, ladder);
+    report.problems.push_back("no manylinux policy fits " + arch + ": " + v.front().problem);
+  }
+  return best_policy;
+}
+
+// The needed libraries a reader sees: the whitelisted ones, and a problem
+// for each external one nobody vouched for.
+void judge_libraries(const Evidence& ev, const ManylinuxOptions& options, ManylinuxReport& report) {
+  for (const Needed& n : ev.whitelistable) {
+    for (const std::string& by : n.by) add_needed(report.whitelisted, n.soname, by);
+  }
+  for (const NeededLibrary& n : report.external) {
+    std::string by;
+    for (const std::string& b : n.needed_by) by += (by.empty() ? "" : ", ") + b;
+    report.problems.push_back(n.soname + " needed by " + by + " is not in the manylinux whitelist and not provided by torch" +
+                              (options.backend.empty() ? "" : " (" + options.backend + ")") +
+                              "; link it statically, drop it, or allow it explicitly");
+  }
+}
+
+void judge_abi3(std::span<const ElfInfo> files, const ManylinuxOptions& options, const StableAbi& stable_abi, ManylinuxReport& report) {
+  report.abi3 = check_abi3(files, stable_abi);
+  if (options.require_abi3 && report.abi3.status == Abi3Status::non_stable) {
+    for (const Abi3Violation& v : report.abi3.non_stable) {
+      report.problems.push_back(v.file + " imports `" + v.symbol + "`, which is not in the Python " + report.abi3.python +
+                                " stable ABI, so the wheel cannot be tagged abi3");
+    }
+  }
+}
+
 }  // namespace
 
 std::pair<std::string, std::string> split_symbol_version(const std::string& version) {
@@ -201,124 +362,14 @@ ManylinuxReport assess_manylinux(std::span<const ElfInfo> files, const Manylinux
   report.policy_source = policies.source();
   if (files.empty()) report.problems.push_back("no shared objects in the variant: nothing to decide a platform tag from");
 
-  // Objects of the variant satisfy each other's DT_NEEDED by soname or file name.
-  std::set<std::string> internal;
-  for (const ElfInfo& f : files) {
-    internal.insert(basename_of(f.name));
-    if (f.soname) internal.insert(*f.soname);
-  }
-  std::set<std::string> whitelisted_somewhere;
-  for (const ManylinuxPolicy* p : ladder) whitelisted_somewhere.insert(p->lib_whitelist.begin(), p->lib_whitelist.end());
-
-  Evidence ev;
-  std::map<std::string, Requirement> by_version;
-  for (const ElfInfo& f : files) {
-    const std::string file = basename_of(f.name);
-    ev.files.push_back(&f);
-    if (f.machine != arch) {
-      report.problems.push_back(file + " is built for " + f.machine + " but the variant is " + arch);
-    }
-    LibraryEvidence lib;
-    lib.file = file;
-    lib.machine = f.machine;
-    lib.needed = f.needed;
-    for (const ElfVersionNeed& need : f.version_needs) {
-      if (is_loader(need.file)) continue;
-      auto& versions = lib.version_needs[need.file];
-      for (const std::string& full : need.versions) {
-        versions.push_back(full);
-        auto [family, version] = split_symbol_version(full);
-        if (all_numeric(version)) {
-          auto& cur = lib.max_versions[family];
-          if (cur.empty() || compare_versions(version, cur) > 0) cur = version;
-          auto& all = report.max_versions[family];
-          if (all.empty() || compare_versions(version, all) > 0) all = version;
-        }
-        if (by_version.count(full) == 0) {
-          by_version.emplace(full, Requirement{full, family, version, file, need.file, symbol_for(f, need.file, full)});
-        }
-      }
-    }
-    for (const std::string& soname : f.needed) {
-      if (is_loader(soname) || internal.count(soname) != 0) continue;
-      if (whitelisted_somewhere.count(soname) != 0) {
-        auto it = std::find_if(ev.whitelistable.begin(), ev.whitelistable.end(), [&](const Needed& n) { return n.soname == soname; });
-        if (it == ev.whitelistable.end()) {
-          ev.whitelistable.push_back({soname, {file}});
-        } else {
-          it->by.push_back(file);
-        }
-      } else if (const TorchProvidedLib* t = torch.match(soname, options.backend)) {
-        add_needed(report.torch_provided, soname, file, t->reason);
-      } else if (options.allowed_external.count(soname) != 0) {
-        add_needed(report.allowed_external, soname, file);
-      } else {
-        add_needed(report.external, soname, file);
-      }
-    }
-    report.libraries.push_back(std::move(lib));
-  }
-  for (auto& [_, r] : by_version) ev.requirements.push_back(std::move(r));
-  std::sort(ev.requirements.begin(), ev.requirements.end(), [](const Requirement& a, const Requirement& b) {
-    if (family_rank(a.family) != family_rank(b.family)) return family_rank(a.family) < family_rank(b.family);
-    if (a.family != b.family) return a.family < b.family;
-    return compare_versions(a.version, b.version) > 0;  // newest first: the one that matters
-  });
-
-  // The ladder runs from most to least compatible; the first rung with no
-  // violation is the best policy ("linux" always fits).
-  std::size_t best = ladder.size() - 1;
-  for (std::size_t i = 0; i < ladder.size(); ++i) {
-    if (violations(*ladder[i], arch, ev, ladder).empty()) {
-      best = i;
-      break;
-    }
-  }
-  const ManylinuxPolicy* best_policy = ladder[best];
-  report.best_policy = best_policy->name;
-  if (best == 0) {
-    report.reason = "every needed symbol version fits " + best_policy->name + ", the most compatible policy";
-  } else {
-    report.reason = violations(*ladder[best - 1], arch, ev, ladder).front().reason;
-  }
-
-  const ManylinuxPolicy* chosen = best_policy;
-  if (options.requested) {
-    const ManylinuxPolicy* req = policies.find(*options.requested, arch);
-    if (req == nullptr || !req->is_manylinux()) {
-      report.problems.push_back("unknown manylinux policy '" + *options.requested + "' for " + arch + " in " +
-                                policies.source());
-    } else {
-      const auto v = violations(*req, arch, ev, ladder);
-      for (const Violation& x : v) report.problems.push_back(x.problem);
-      if (v.empty()) chosen = req;
-    }
-  } else if (!best_policy->is_manylinux()) {
-    const auto v = violations(*ladder[ladder.size() - 2], arch, ev, ladder);
-    report.problems.push_back("no manylinux policy fits " + arch + ": " + v.front().problem);
-  }
+  const Evidence ev = gather_evidence(files, options, ladder, torch, report);
+  const ManylinuxPolicy* best_policy = judge_best(ladder, arch, ev, report);
+  const ManylinuxPolicy* chosen = judge_request(best_policy, options, policies, ladder, ev, report);
   report.policy = chosen->name;
   report.platform_tag = chosen->tag(arch);
   report.compressed_tag = compressed_platform_tag(*chosen, arch);
-
-  for (const Needed& n : ev.whitelistable) {
-    for (const std::string& by : n.by) add_needed(report.whitelisted, n.soname, by);
-  }
-  for (const NeededLibrary& n : report.external) {
-    std::string by;
-    for (const std::string& b : n.needed_by) by += (by.empty() ? "" : ", ") + b;
-    report.problems.push_back(n.soname + " needed by " + by + " is not in the manylinux whitelist and not provided by torch" +
-                              (options.backend.empty() ? "" : " (" + options.backend + ")") +
-                              "; link it statically, drop it, or allow it explicitly");
-  }
-
-  report.abi3 = check_abi3(files, stable_abi);
-  if (options.require_abi3 && report.abi3.status == Abi3Status::non_stable) {
-    for (const Abi3Violation& v : report.abi3.non_stable) {
-      report.problems.push_back(v.file + " imports `" + v.symbol + "`, which is not in the Python " + report.abi3.python +
-                                " stable ABI, so the wheel cannot be tagged abi3");
-    }
-  }
+  judge_libraries(ev, options, report);
+  judge_abi3(files, options, stable_abi, report);
   return report;
 }
 
@@ -342,14 +393,15 @@ void to_json(nlohmann::json& j, const Abi3Report& report) {
        {"non_stable", std::move(non_stable)}};
 }
 
+void to_json(nlohmann::json& j, const NeededLibrary& n) {
+  j = {{"soname", n.soname}, {"needed_by", n.needed_by}};
+  if (!n.reason.empty()) j["reason"] = n.reason;
+}
+
 void to_json(nlohmann::json& j, const ManylinuxReport& report) {
   auto libs = [](const std::vector<NeededLibrary>& list) {
     nlohmann::json out = nlohmann::json::array();
-    for (const NeededLibrary& n : list) {
-      nlohmann::json e = {{"soname", n.soname}, {"needed_by", n.needed_by}};
-      if (!n.reason.empty()) e["reason"] = n.reason;
-      out.push_back(std::move(e));
-    }
+    for (const NeededLibrary& n : list) out.push_back(n);
     return out;
   };
   nlohmann::json libraries = nlohmann::json::array();

@@ -15,6 +15,7 @@
 #include "kwheel/kernel/kernel_layout.hpp"
 #include "kwheel/kernel/kernel_metadata.hpp"
 #include "kwheel/evidence/macos_tag.hpp"
+#include "kwheel/evidence/manylinux.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
 #include "kwheel/wheel/tags.hpp"
 #include "kwheel/wheel/wheel_writer.hpp"
@@ -75,7 +76,7 @@ struct VariantResult {
   WheelTags tags;
   std::string version;              // full version, local label included
   std::vector<std::string> ignored; // variant files not packaged (compat shim, stray files)
-  nlohmann::json platform;          // the manylinux evidence and decision (linux variants)
+  std::optional<ManylinuxReport> platform;  // linux variants: the manylinux evidence and decision
   GpuEvidence gpu;                  // the GPU code its objects carry, audited against backend.archs
   std::optional<MacosReport> macos; // darwin variants: why the macOS tag is what it is
   bool reused = false;              // an up-to-date wheel in out_dir was kept
@@ -118,7 +119,7 @@ struct PlannedWheel {
   std::optional<KernelMetadata> metadata;
   std::vector<std::string> ignored;
   std::map<std::string, std::string> member_sources;  // archive path -> variant-relative path
-  nlohmann::json platform;          // why the platform tag is what it is
+  std::optional<ManylinuxReport> platform;  // linux variants: why the platform tag is what it is
   GpuEvidence gpu;
   std::optional<MacosReport> macos;
 };

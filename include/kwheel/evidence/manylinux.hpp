@@ -86,6 +86,7 @@ int compare_versions(const std::string& a, const std::string& b);
 
 // For `--json` reports: `nlohmann::json j = report;`
 void to_json(nlohmann::json& j, const ManylinuxReport& report);
+void to_json(nlohmann::json& j, const NeededLibrary& library);
 void to_json(nlohmann::json& j, const Abi3Report& report);
 
 }  // namespace kwheel

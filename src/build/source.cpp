@@ -1,26 +1,12 @@
-#include "source.hpp"
+#include "kwheel/build/source.hpp"
 
 #include <filesystem>
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/progress.hpp"
 
-namespace kwheel::cli {
+namespace kwheel {
 namespace fs = std::filesystem;
-
-void add_hub_flags(CLI::App* sub, SourceArgs& a) {
-  sub->add_option("--revision", a.revision, "Hub branch, tag or commit (default: the highest version branch vN)");
-  sub->add_option("--endpoint", a.hub.endpoint, "Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)");
-  sub->add_option("--token", a.hub.token, "Hub token (default: $HF_TOKEN, then the token file under $HF_HOME)");
-  sub->add_flag("--offline", a.hub.offline, "Use the HF cache only (also HF_HUB_OFFLINE=1)");
-  sub->add_option("--cache-dir", a.hub.cache_dir, "HF cache (default: $HF_HUB_CACHE or ~/.cache/huggingface/hub)");
-  sub->add_option("--repo-type", a.hub.repo_type,
-                  "Hub repo type: kernel (default; a repo found only as a model repo is used as one) or model; forces the type");
-  sub->add_option("--stall-timeout", a.hub.stall_timeout,
-                  "Seconds a transfer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
-  sub->add_option("--ca-bundle", a.hub.ca_bundle,
-                  "PEM file of CAs to trust for the Hub's TLS (default: $KWHEEL_CA_BUNDLE, $REQUESTS_CA_BUNDLE, system CAs)");
-}
 
 nlohmann::json ResolvedSource::describe() const {
   if (!is_hub) return {{"type", "directory"}, {"path", location}, {"name", name}};
@@ -40,7 +26,7 @@ nlohmann::json ResolvedSource::describe() const {
   return j;
 }
 
-ResolvedSource resolve_source(const SourceArgs& a, const Output& out) {
+ResolvedSource resolve_source(const SourceRequest& a, const Feedback& out) {
   ResolvedSource src;
   src.location = a.source;
   std::error_code ec;
@@ -68,10 +54,10 @@ ResolvedSource resolve_source(const SourceArgs& a, const Output& out) {
   return src;
 }
 
-std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceArgs& a, const Output& out) {
+std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceRequest& a, const Feedback& out) {
   if (!src.is_hub) return list_local_repo(a.source);
   if (src.client->config().offline) return src.client->cached_files(src.resolution->commit);
-  Progress progress(out.progress(), "downloading");
+  Progress progress(out.progress, "downloading");
   FetchProgress fp;
   fp.on_plan = [&](uint64_t files, uint64_t bytes) { progress.plan(files, bytes); };
   fp.download.on_bytes = [&](uint64_t n) { progress.add_bytes(n); };
@@ -81,7 +67,7 @@ std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceArgs& a, con
   return files;
 }
 
-StreamedSource::StreamedSource(ResolvedSource& src, const SourceArgs& a, const Output& out) {
+StreamedSource::StreamedSource(ResolvedSource& src, const SourceRequest& a, const Feedback& out) {
   if (!src.is_hub || src.client->config().offline) {
     files_ = fetch_source(src, a, out);
     return;
@@ -91,7 +77,7 @@ StreamedSource::StreamedSource(ResolvedSource& src, const SourceArgs& a, const O
   downloader_ = std::jthread([this, &src, &out, listed = std::move(listed)]() mutable {
     bool told = false;
     try {
-      Progress progress(out.progress(), "downloading");
+      Progress progress(out.progress, "downloading");
       FetchProgress fp;
       fp.on_plan = [&](uint64_t files, uint64_t bytes) { progress.plan(files, bytes); };
       fp.on_listed = [&](const std::vector<RepoFile>& files, const std::vector<fs::path>& missing) {
@@ -133,4 +119,4 @@ void StreamedSource::finish() {
   if (error_) std::rethrow_exception(error_);
 }
 
-}  // namespace kwheel::cli
+}  // namespace kwheel

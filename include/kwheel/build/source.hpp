@@ -1,5 +1,5 @@
 #pragma once
-// Where a command's kernel repo comes from: a directory on disk, or a Hub
+// Where a build's kernel repo comes from: a directory on disk, or a Hub
 // repo id resolved to one commit and fetched into the HF cache. Both end as
 // the same list of variants for the same build pipeline.
 #include <functional>
@@ -10,23 +10,37 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include <nlohmann/json.hpp>
+
 #include "kwheel/base/file_gate.hpp"
+#include "kwheel/hub/hf_config.hpp"
 #include "kwheel/hub/hub.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
 
-namespace kwheel::cli {
+namespace kwheel {
 
-struct SourceArgs {
-  std::string source;
+// How the library talks to whoever drives it while it works: one-line
+// notes and warnings as they happen, and whether downloads draw progress.
+// The front-end decides where they go (the CLI: stderr, unless --quiet).
+struct Feedback {
+  std::function<void(const std::string&)> on_info;
+  std::function<void(const std::string&)> on_warn;
+  bool progress = false;
+  void info(const std::string& line) const {
+    if (on_info) on_info(line);
+  }
+  void warn(const std::string& line) const {
+    if (on_warn) on_warn(line);
+  }
+};
+
+struct SourceRequest {
+  std::string source;                    // a directory, or ORG/NAME on the Hub
   std::optional<std::string> revision;
   std::optional<std::string> version_spec;
   HubFlags hub;
-  unsigned jobs = 8;
+  unsigned jobs = 8;                     // parallel downloads
 };
-
-// Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type.
-void add_hub_flags(CLI::App* sub, SourceArgs& args);
 
 struct ResolvedSource {
   bool is_hub = false;
@@ -39,10 +53,10 @@ struct ResolvedSource {
 };
 
 // A directory that exists wins over a repo id of the same spelling.
-ResolvedSource resolve_source(const SourceArgs& args, const Output& out);
+ResolvedSource resolve_source(const SourceRequest& request, const Feedback& feedback);
 
 // The files of build/: from disk, the cache, or downloaded (with progress).
-std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceArgs& args, const Output& out);
+std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceRequest& request, const Feedback& feedback);
 
 // The same files, where a build can start before the last download ends:
 // for a Hub source that is not fully cached, the downloads run on a second
@@ -50,8 +64,8 @@ std::vector<RepoFile> fetch_source(ResolvedSource& src, const SourceArgs& args, 
 class StreamedSource {
  public:
   // Returns once the files are listed (download errors surface through
-  // await() and finish()).
-  StreamedSource(ResolvedSource& src, const SourceArgs& args, const Output& out);
+  // await() and finish()). `src` and `feedback` must outlive this object.
+  StreamedSource(ResolvedSource& src, const SourceRequest& request, const Feedback& feedback);
   ~StreamedSource();  // waits for the download thread
   StreamedSource(const StreamedSource&) = delete;
   StreamedSource& operator=(const StreamedSource&) = delete;
@@ -70,4 +84,4 @@ class StreamedSource {
   std::jthread downloader_;
 };
 
-}  // namespace kwheel::cli
+}  // namespace kwheel

@@ -1,0 +1,180 @@
+#include "kwheel/build/pipeline.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "kwheel/base/error.hpp"
+#include "kwheel/kernel/kernel_lock.hpp"
+
+namespace kwheel {
+namespace fs = std::filesystem;
+
+namespace {
+
+// What to build: the one source, or every kernel of a lock (--lock, or
+// --project's kernels.lock), or a project's [tool.kernels.dependencies].
+struct Target {
+  SourceRequest source;
+  std::optional<uint64_t> locked_version;
+  std::string label;   // names the lock entry in errors; empty for a plain source
+};
+
+std::vector<Target> lock_targets(const fs::path& lock, const SourceRequest& base) {
+  std::vector<Target> out;
+  for (const auto& k : read_kernels_lock(lock)) {
+    Target t{base, k.dependency.version, "lock entry '" + k.dependency.repo_id + "' (commit " + k.commit.substr(0, 12) + ") of " + lock.string()};
+    t.source.source = k.dependency.repo_id;
+    t.source.revision = k.commit;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Target> project_targets(const fs::path& dir, const SourceRequest& base) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "kernels.lock", ec)) return lock_targets(dir / "kernels.lock", base);
+  std::vector<Target> out;
+  for (const auto& d : read_project_dependencies(dir / "pyproject.toml")) {
+    Target t{base, d.version, "dependency '" + d.repo_id + "' of " + (dir / "pyproject.toml").string()};
+    t.source.source = d.repo_id;
+    t.source.version_spec = std::to_string(*d.version);  // kernels 0.17 declares versions only
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Target> targets(const PipelineRequest& r) {
+  const bool many = r.many();
+  if (many == !r.source.source.empty())
+    throw Error(ErrorKind::usage, "give one of: a source (ORG/NAME or a directory), --lock kernels.lock, or --project DIR");
+  if (!many) return {Target{r.source, std::nullopt, ""}};
+  if (!r.version.version.empty() || r.source.revision || !r.version.wheel_version.empty() || !r.options.name.empty())
+    throw Error(ErrorKind::usage, "--lock and --project build each kernel at its locked or declared version; drop --version, --revision, --wheel-version and --name");
+  if (!r.lock.empty()) return lock_targets(r.lock, r.source);
+  return project_targets(r.project, r.source);
+}
+
+// A branch vN whose builds say they are another version: the wheels follow
+// the commit's own claim (docs/wheel-naming.md), and the user should know.
+void warn_version_mismatch(const KernelBuild& kb, const Feedback& feedback) {
+  if (!kb.source.is_hub || !kb.source.resolution->kernel_version) return;
+  for (const auto& v : kb.staged.report.variants)
+    if (v.metadata && v.metadata->version && *v.metadata->version != *kb.source.resolution->kernel_version) {
+      feedback.warn("branch " + kb.source.resolution->ref + " of " + kb.source.location + " holds builds whose metadata.json says version " +
+                    std::to_string(*v.metadata->version) + "; the wheels carry that version");
+      return;
+    }
+}
+
+std::unique_ptr<KernelBuild> stage_kernel(const Target& t, const PipelineRequest& r, const Feedback& feedback) {
+  SourceRequest sa = t.source;
+  if (r.options.jobs) sa.jobs = r.options.jobs;
+  std::error_code ec;
+  if (t.label.empty() && !fs::is_directory(sa.source, ec) && !r.version.version.empty()) sa.version_spec = r.version.version;
+  auto kb = std::make_unique<KernelBuild>();
+  kb->source = resolve_source(sa, feedback);
+  kb->options = r.options;
+  kb->options.fallback_name = kb->source.name;
+  apply_version_rule(kb->options, r.version, kb->source, t.locked_version);
+  if (kb->source.is_hub) {
+    const std::string& commit = kb->source.resolution->commit;
+    kb->options.source = {kb->source.location, commit, kb->source.client->tree_url(commit)};
+  }
+  kb->files = std::make_unique<StreamedSource>(kb->source, sa, feedback);
+  kb->options.await_inputs = kb->files->awaiter();
+  kb->staged = stage_build(group_variants(kb->files->files()), kb->options);
+  return kb;
+}
+
+// Stages every target's wheels into `builds`; an error names the lock
+// entry it came from.
+void stage_all(const PipelineRequest& r, const Feedback& feedback, std::vector<std::unique_ptr<KernelBuild>>& builds) {
+  for (const auto& t : targets(r)) {
+    try {
+      builds.push_back(stage_kernel(t, r, feedback));
+    } catch (const Error& e) {
+      if (t.label.empty()) throw;
+      throw Error(e.kind(), t.label + ": " + e.what(), e.reason());
+    }
+    warn_version_mismatch(*builds.back(), feedback);
+  }
+}
+
+// Two kernels of one lock whose wheels share a file name would overwrite
+// each other in --out.
+void check_distinct_wheels(std::vector<std::unique_ptr<KernelBuild>>& builds) {
+  std::map<fs::path, std::string> owners;
+  for (auto& kb : builds)
+    for (auto& v : kb->staged.report.variants) {
+      if (v.status != VariantResult::Status::built) continue;
+      auto [it, fresh] = owners.emplace(v.wheel, kb->source.location);
+      if (fresh || it->second == kb->source.location) continue;
+      v.status = VariantResult::Status::failed;
+      v.error = "kernel '" + kb->source.location + "' gives the same wheel name as kernel '" + it->second + "' (" + v.wheel.filename().string() + "); build them into different --out";
+      v.exit_code = static_cast<int>(ErrorKind::input);
+    }
+}
+
+bool all_ok(const std::vector<std::unique_ptr<KernelBuild>>& builds) {
+  for (const auto& kb : builds)
+    if (!kb->staged.report.ok()) return false;
+  return true;
+}
+
+// Puts the output directory back as it was before the run: a directory
+// the run created goes again, but only while empty (fs::remove does not
+// recurse), so nothing another process put there is lost.
+void restore_out_dir(const fs::path& out_dir, bool existed) {
+  std::error_code ec;
+  if (!existed) fs::remove(out_dir, ec);
+}
+
+}  // namespace
+
+std::size_t PipelineResult::wheels_built() const {
+  std::size_t built = 0;
+  for (const auto& kb : kernels)
+    for (const auto& v : kb->staged.report.variants) built += v.status == VariantResult::Status::built;
+  return built;
+}
+
+int PipelineResult::exit_code() const {
+  for (const auto& kb : kernels)
+    for (const auto& v : kb->staged.report.variants)
+      if (v.status == VariantResult::Status::failed) return v.exit_code ? v.exit_code : static_cast<int>(ErrorKind::input);
+  return 0;
+}
+
+PipelineResult run_pipeline(const PipelineRequest& r, const Feedback& feedback) {
+  const fs::path& out_dir = r.options.out_dir;
+  const bool existed = fs::exists(out_dir);
+  PipelineResult result;
+  auto& builds = result.kernels;
+  bool ok = true;
+  try {
+    stage_all(r, feedback, builds);
+    check_distinct_wheels(builds);
+    ok = all_ok(builds);
+    // A download error fails the run even where no wheel awaited that file.
+    if (ok)
+      for (auto& kb : builds) kb->files->finish();
+  } catch (...) {
+    builds.clear();  // removes the staged temps (and waits for the downloads)
+    restore_out_dir(out_dir, existed);
+    throw;
+  }
+  if (ok) {
+    for (auto& kb : builds) commit_build(kb->staged);
+    result.committed = true;
+    return result;
+  }
+  // Variants that awaited a failed download failed with it; the download
+  // error is the run's error, as when it happens before packing starts.
+  for (auto& kb : builds) kb->staged.staged.clear();  // removes the staged temps
+  restore_out_dir(out_dir, existed);
+  for (auto& kb : builds) kb->files->finish();
+  return result;
+}
+
+}  // namespace kwheel

@@ -1,0 +1,19 @@
+#include "cli.hpp"
+
+namespace kwheel::cli {
+
+void add_hub_flags(CLI::App* sub, SourceRequest& a) {
+  sub->add_option("--revision", a.revision, "Hub branch, tag or commit (default: the highest version branch vN)");
+  sub->add_option("--endpoint", a.hub.endpoint, "Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)");
+  sub->add_option("--token", a.hub.token, "Hub token (default: $HF_TOKEN, then the token file under $HF_HOME)");
+  sub->add_flag("--offline", a.hub.offline, "Use the HF cache only (also HF_HUB_OFFLINE=1)");
+  sub->add_option("--cache-dir", a.hub.cache_dir, "HF cache (default: $HF_HUB_CACHE or ~/.cache/huggingface/hub)");
+  sub->add_option("--repo-type", a.hub.repo_type,
+                  "Hub repo type: kernel (default; a repo found only as a model repo is used as one) or model; forces the type");
+  sub->add_option("--stall-timeout", a.hub.stall_timeout,
+                  "Seconds a transfer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
+  sub->add_option("--ca-bundle", a.hub.ca_bundle,
+                  "PEM file of CAs to trust for the Hub's TLS (default: $KWHEEL_CA_BUNDLE, $REQUESTS_CA_BUNDLE, system CAs)");
+}
+
+}  // namespace kwheel::cli
