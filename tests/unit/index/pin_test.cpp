@@ -1,0 +1,229 @@
+// kwheel::pin over a directory of real wheel archives (zip + dist-info +
+// RECORD), through pin.hpp's public API only. Hashes are computed by
+// coreutils' sha256sum, not by kwheel; which build fits is what the wheel
+// naming rules of docs/wheel-naming.md and the binary distribution format
+// spec say.
+#include "kwheel/index/pin.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "error_support.hpp"
+#include "kwheel/base/error.hpp"
+#include "test_support.hpp"
+
+namespace kwheel {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::error_of;
+using testing::linux_cpython311;
+
+const std::string kCommitA = "1111111111111111111111111111111111111111";
+const std::string kCommitB = "2222222222222222222222222222222222222222";
+
+// sha256 hex of a file, from coreutils.
+std::string sha256sum(const fs::path& p) {
+  const std::string cmd = "sha256sum '" + p.string() + "'";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), &::pclose);
+  if (!pipe) throw std::runtime_error("popen failed");
+  char buf[65] = {};
+  if (std::fread(buf, 1, 64, pipe.get()) != 64) throw std::runtime_error("sha256sum failed for " + p.string());
+  return std::string(buf, 64);
+}
+
+class PinTest : public ::testing::Test {
+ protected:
+  PinTest() : dir_("unit") {}
+  // A wheel named `filename` in the directory: a package, METADATA (with
+  // a Hub revision when `commit` is given), WHEEL and RECORD.
+  fs::path wheel(const std::string& filename, const std::optional<std::string>& commit = std::nullopt) {
+    const std::string name = filename.substr(0, filename.find('-'));
+    const std::string rest = filename.substr(name.size() + 1);
+    const std::string version = rest.substr(0, rest.find('-'));
+    const std::string dist_info = name + "-" + version + ".dist-info";
+    std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
+    if (commit) metadata += "Project-URL: Hub revision, https://huggingface.co/kernels/org/" + name + "/tree/" + *commit + "\n";
+    const fs::path path = dir_.path() / filename;
+    testing::write_test_wheel(path,
+                              {{name + "/__init__.py", "# " + filename + "\n"},
+                               {dist_info + "/METADATA", metadata},
+                               {dist_info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp39-abi3-linux_x86_64\n"}},
+                              dist_info + "/RECORD");
+    return path;
+  }
+  PinRequest request(InterpreterInfo target) const {
+    PinRequest r;
+    r.source = dir_.path().string();
+    r.target = std::move(target);
+    return r;
+  }
+  const fs::path& dir() const { return dir_.path(); }
+
+ private:
+  TempDir dir_;
+};
+
+const PinCandidate& candidate(const PinResult& r, const std::string& filename) {
+  auto it = std::find_if(r.candidates.begin(), r.candidates.end(), [&](const PinCandidate& c) { return c.file.filename == filename; });
+  if (it == r.candidates.end()) throw std::runtime_error("no candidate " + filename);
+  return *it;
+}
+
+TEST_F(PinTest, PicksTheBuildForTheInterpretersTorchAndCuda) {
+  const fs::path fit = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.7.cu128-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.8.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(linux_cpython311("2.7.1", "12.6")));
+  EXPECT_EQ(r.project, "img2gray");
+  EXPECT_EQ(r.version, "0.1.0+torch2.7.cu126");
+  EXPECT_EQ(r.page_format, "directory");
+  EXPECT_EQ(r.index_line, "");
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].filename, fit.filename().string());
+  EXPECT_EQ(r.files[0].sha256, sha256sum(fit));
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(fit));
+  EXPECT_EQ(r.label.cuda, std::optional<std::string>("12.6"));
+  EXPECT_EQ(r.candidates.size(), 3u);
+  EXPECT_TRUE(candidate(r, "img2gray-0.1.0+torch2.7.cu128-cp39-abi3-manylinux_2_28_x86_64.whl").problem.has_value());
+  EXPECT_TRUE(candidate(r, "img2gray-0.1.0+torch2.8.cu126-cp39-abi3-manylinux_2_28_x86_64.whl").problem.has_value());
+  EXPECT_FALSE(candidate(r, fit.filename().string()).problem.has_value());
+  // The snippet pip reads: the requirement line, and how to find the files.
+  EXPECT_TRUE(r.text.ends_with(r.requirement + "\n")) << r.text;
+  EXPECT_NE(r.text.find("--find-links"), std::string::npos) << r.text;
+}
+
+TEST_F(PinTest, CpuTorchGetsTheCpuBuild) {
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const fs::path cpu = wheel("img2gray-0.1.0+torch2.7.cpu-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(linux_cpython311("2.7.0")));
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cpu --hash=sha256:" + sha256sum(cpu));
+}
+
+TEST_F(PinTest, NewestFittingVersionWinsUnlessTheSpecifierSaysOtherwise) {
+  const fs::path old = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const fs::path newer = wheel("img2gray-0.2.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.3.0+torch2.8.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");  // newest, but for another torch
+  PinRequest req = request(linux_cpython311("2.7.1", "12.6"));
+  EXPECT_EQ(pin(req).requirement, "img2gray==0.2.0+torch2.7.cu126 --hash=sha256:" + sha256sum(newer));
+  req.version = "<0.2";
+  const PinResult r = pin(req);
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(old));
+  EXPECT_TRUE(candidate(r, newer.filename().string()).problem.has_value());
+}
+
+TEST_F(PinTest, PythonTagsDecideBetweenFilesOfOneVersion) {
+  const fs::path cp311 = wheel("img2gray-0.1.0+torch2.7.cu126-cp311-cp311-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp312-cp312-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(linux_cpython311("2.7.1", "12.6")));
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].filename, cp311.filename().string());
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(cp311));
+}
+
+TEST_F(PinTest, PlatformTagsDecideBetweenFilesOfOneVersion) {
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl");
+  const fs::path x86 = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(linux_cpython311("2.7.1", "12.6")));
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].filename, x86.filename().string());
+}
+
+TEST_F(PinTest, DescribedTargetHashesEveryFittingFileOfTheVersion) {
+  // Python and platform unknown: pip may take either file, so both hashes
+  // go on the line (pip's hash-checking mode accepts any listed hash).
+  const fs::path arm = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl");
+  const fs::path x86 = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.7.cu128-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(described_target("2.7", std::string("12.6"))));
+  EXPECT_EQ(r.version, "0.1.0+torch2.7.cu126");
+  ASSERT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(arm) + " --hash=sha256:" + sha256sum(x86));
+}
+
+TEST_F(PinTest, NothingFitsIsNotFoundAndListsWhatThereIs) {
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.8.cu128-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const std::string msg = error_of([&] { pin(request(described_target("2.9", std::string("12.6")))); }, ErrorKind::not_found);
+  EXPECT_NE(msg.find("img2gray"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("2.9"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("torch2.7-cu126"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("torch2.8-cu128"), std::string::npos) << msg;
+}
+
+TEST_F(PinTest, SeveralProjectsNeedAName) {
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const fs::path act = wheel("activation-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  PinRequest req = request(linux_cpython311("2.7.1", "12.6"));
+  const std::string msg = error_of([&] { pin(req); }, ErrorKind::usage);
+  EXPECT_NE(msg.find("activation"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("img2gray"), std::string::npos) << msg;
+  req.name = "Activation";  // names compare normalised (PEP 503)
+  const PinResult r = pin(req);
+  EXPECT_EQ(r.project, "activation");
+  EXPECT_EQ(r.requirement, "activation==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(act));
+}
+
+TEST_F(PinTest, OtherFilesInTheDirectoryAreIgnored) {
+  const fs::path fit = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  testing::write_test_wheel(dir() / ".img2gray-0.9.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", {{"a", "b"}}, "RECORD");
+  testing::write_test_wheel(dir() / "not-a-wheel-name.whl", {{"a", "b"}}, "RECORD");
+  std::ofstream(dir() / "README.txt") << "hello";
+  fs::create_directories(dir() / "img2gray-0.9.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(linux_cpython311("2.7.1", "12.6")));
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(fit));
+  EXPECT_EQ(r.candidates.size(), 1u);
+}
+
+TEST_F(PinTest, EmptyOrMissingDirectoryIsNotFound) {
+  error_of([&] { pin(request(linux_cpython311("2.7.1", "12.6"))); }, ErrorKind::not_found);
+  PinRequest req = request(linux_cpython311("2.7.1", "12.6"));
+  req.source = (dir() / "missing").string();
+  error_of([&] { pin(req); }, ErrorKind::not_found);
+}
+
+TEST_F(PinTest, LockPinsTheWheelsOfTheLockedCommit) {
+  const fs::path a = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitA);
+  wheel("img2gray-0.2.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitB);
+  PinRequest req = request(linux_cpython311("2.7.1", "12.6"));
+  req.repo_id = "org/img2gray";
+  req.commit = kCommitA;
+  EXPECT_EQ(pin(req).requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(a));
+  req.commit = std::string(40, '3');
+  error_of([&] { pin(req); }, ErrorKind::not_found);
+}
+
+TEST_F(PinTest, JsonReportMirrorsTheResult) {
+  const fs::path fit = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.8.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(request(linux_cpython311("2.7.1", "12.6")));
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["requirement"], r.requirement);
+  EXPECT_EQ(j["project"], "img2gray");
+  EXPECT_EQ(j["version"], "0.1.0+torch2.7.cu126");
+  ASSERT_EQ(j["files"].size(), 1u);
+  EXPECT_EQ(j["files"][0]["sha256"], sha256sum(fit));
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  int fitting = 0;
+  for (const auto& c : j["candidates"]) fitting += c["fits"].get<bool>() ? 1 : 0;
+  EXPECT_EQ(fitting, 1);
+}
+
+TEST(DescribedTarget, TakesMajorMinorAndRefusesOtherText) {
+  const InterpreterInfo t = described_target("2.7.1", std::string("12.6.3"));
+  EXPECT_EQ(t.torch, std::optional<std::string>("2.7"));
+  EXPECT_EQ(t.cuda, std::optional<std::string>("12.6"));
+  EXPECT_FALSE(described_target("2.7", std::nullopt).cuda.has_value());
+  error_of([] { described_target("latest", std::nullopt); }, ErrorKind::usage);
+  error_of([] { described_target("2.7", std::string("12.6+x")); }, ErrorKind::usage);
+}
+
+}  // namespace
+}  // namespace kwheel
