@@ -28,8 +28,29 @@ bool truthy(const std::optional<std::string>& v) {
   return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
+// os.path.expanduser then os.path.expandvars, as huggingface_hub applies
+// them to HF_HOME, HF_HUB_CACHE and HF_TOKEN_PATH: `HF_HOME=~/hf` must name
+// the cache `kernels` uses, not a directory called "~". Unknown variables
+// stay as written, as Python leaves them.
+std::string expand_path(const std::string& value) {
+  std::string s = value;
+  if (s == "~" || s.starts_with("~/")) s = env("HOME").value_or("/") + s.substr(1);
+  static const std::regex var(R"(\$(\w+|\{[^}]*\}))");
+  std::string out;
+  auto last = s.cbegin();
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), var); it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[1].str();
+    if (name.starts_with("{")) name = name.substr(1, name.size() - 2);
+    const char* v = std::getenv(name.c_str());
+    out.append(last, s.cbegin() + it->position());
+    out += v ? std::string(v) : it->str();
+    last = s.cbegin() + it->position() + it->length();
+  }
+  return out.append(last, s.cend());
+}
+
 fs::path hf_home() {
-  if (auto h = env("HF_HOME")) return *h;
+  if (auto h = env("HF_HOME")) return expand_path(*h);
   if (auto x = env("XDG_CACHE_HOME")) return fs::path(*x) / "huggingface";
   return fs::path(env("HOME").value_or("/")) / ".cache" / "huggingface";
 }
@@ -38,7 +59,10 @@ fs::path hf_home() {
 
 bool looks_like_repo_id(const std::string& text) {
   static const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$)");
-  return std::regex_match(text, re) && text.find("..") == std::string::npos;
+  // huggingface_hub's validate_repo_id also refuses "--" (the separator of
+  // cache folder names, so such an id would be ambiguous there) and ".git".
+  return std::regex_match(text, re) && text.find("..") == std::string::npos && text.find("--") == std::string::npos &&
+         !text.ends_with(".git");
 }
 
 void check_repo_id(const std::string& repo_id) {
@@ -62,11 +86,13 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
     throw Error(ErrorKind::usage, "--repo-type '" + c.repo_type + "': use model or kernel");
 
   if (flags.cache_dir) c.cache_dir = *flags.cache_dir;
-  else if (auto h = env("HF_HUB_CACHE")) c.cache_dir = *h;
-  else if (auto l = env("HUGGINGFACE_HUB_CACHE")) c.cache_dir = *l;
+  else if (auto h = env("HF_HUB_CACHE")) c.cache_dir = expand_path(*h);
+  else if (auto l = env("HUGGINGFACE_HUB_CACHE")) c.cache_dir = expand_path(*l);
   else c.cache_dir = hf_home() / "hub";
 
-  c.offline = flags.offline || truthy(env("HF_HUB_OFFLINE"));
+  // HF_HUB_OFFLINE or, when it is unset, the older TRANSFORMERS_OFFLINE.
+  auto offline = env("HF_HUB_OFFLINE");
+  c.offline = flags.offline || truthy(offline ? offline : env("TRANSFORMERS_OFFLINE"));
 
   if (auto v = flags.stall_timeout ? flags.stall_timeout : env("KWHEEL_STALL_TIMEOUT"))
     c.stall_timeout = parse_stall_timeout(*v, flags.stall_timeout ? "--stall-timeout" : "KWHEEL_STALL_TIMEOUT");
@@ -83,14 +109,19 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
       throw Error(ErrorKind::usage, std::string(ca_from) + " '" + c.ca_bundle + "' is not a readable file; give a PEM file of CA certificates");
   }
 
+  // HF_TOKEN, or the older HUGGING_FACE_HUB_TOKEN; one that is blank once
+  // trimmed counts as none, so the token file is read, as huggingface_hub's
+  // _clean_token makes it.
+  const char* token_var = env("HF_TOKEN") ? "HF_TOKEN" : "HUGGING_FACE_HUB_TOKEN";
+  const std::string env_token = trim(env(token_var).value_or(""));
   if (flags.token) {
     c.token = Secret(*flags.token);
     c.token_source = "--token";
-  } else if (auto t = env("HF_TOKEN")) {
-    c.token = Secret(trim(*t));
-    c.token_source = "HF_TOKEN";
+  } else if (!env_token.empty()) {
+    c.token = Secret(env_token);
+    c.token_source = token_var;
   } else {
-    fs::path file = env("HF_TOKEN_PATH").value_or((hf_home() / "token").string());
+    fs::path file = expand_path(env("HF_TOKEN_PATH").value_or((hf_home() / "token").string()));
     std::ifstream in(file);
     if (in) {
       struct stat st {};

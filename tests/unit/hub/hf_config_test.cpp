@@ -269,36 +269,37 @@ TEST(RepoId, OtherTextIsRefused) {
   EXPECT_TRUE(looks_like_repo_id("org/" + std::string(96, 'a')));
 }
 
-// ---- where kwheel and huggingface_hub disagree (reported, not fixed) ----
-// Each asserts huggingface_hub's documented behaviour and fails today; they
-// are disabled so the suite stays green while the divergence is decided.
+// ---- where kwheel once disagreed with huggingface_hub 2.4 ----
+// Each asserts huggingface_hub's own rule; each failed before hf_config
+// followed it, so kwheel and `kernels` could resolve different caches,
+// tokens or offline modes.
 
-TEST_F(HubConfigTest, DISABLED_TransformersOfflineAlsoMeansOffline) {
+TEST_F(HubConfigTest, TransformersOfflineAlsoMeansOffline) {
   // HF_HUB_OFFLINE = _is_true(os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"))
   set("TRANSFORMERS_OFFLINE", "1");
   EXPECT_TRUE(resolve().offline);
 }
 
-TEST_F(HubConfigTest, DISABLED_LegacyTokenVariableIsRead) {
+TEST_F(HubConfigTest, LegacyTokenVariableIsRead) {
   // _get_token_from_environment: HF_TOKEN or HUGGING_FACE_HUB_TOKEN.
   set("HUGGING_FACE_HUB_TOKEN", "hf_legacy");
   EXPECT_EQ(resolve().token.reveal(), "hf_legacy");
 }
 
-TEST_F(HubConfigTest, DISABLED_TildeInHfHomeIsExpanded) {
+TEST_F(HubConfigTest, TildeInHfHomeIsExpanded) {
   // HF_HOME = expandvars(expanduser(getenv("HF_HOME", ...))).
   set("HF_HOME", "~/hf");
   EXPECT_EQ(resolve().cache_dir, home() / "hf" / "hub");
 }
 
-TEST_F(HubConfigTest, DISABLED_BlankTokenVariableFallsBackToTheFile) {
+TEST_F(HubConfigTest, BlankTokenVariableFallsBackToTheFile) {
   // _clean_token("  ") is None, so get_token() goes on to the token file.
   write(home() / ".cache" / "huggingface" / "token", "hf_file");
   set("HF_TOKEN", "  ");
   EXPECT_EQ(resolve().token.reveal(), "hf_file");
 }
 
-TEST(RepoId, DISABLED_DoubleDashAndDotGitAreRefusedLikeHuggingfaceHub) {
+TEST(RepoId, DoubleDashAndDotGitAreRefusedLikeHuggingfaceHub) {
   // validate_repo_id: no "--" (the cache folder separator) and no ".git" end.
   EXPECT_FALSE(looks_like_repo_id("org/a--b"));
   EXPECT_FALSE(looks_like_repo_id("org/name.git"));
