@@ -1,7 +1,6 @@
 #pragma once
-// The data files under manylinux/, compiled into the library so the tool
-// needs no data directory at run time. src/evidence/manylinux_data.cpp is generated
-// by scripts/embed-manylinux-data; a unit test keeps it equal to the files.
+// The data files under manylinux/, compiled into the library (embedded_data)
+// so the tool needs no data directory at run time.
 #include <string_view>
 
 namespace kwheel::manylinux_data {
