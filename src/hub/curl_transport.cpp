@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/hub/curl_handles.hpp"
 
 namespace kwheel {
 
@@ -19,22 +20,10 @@ void global_init() {
   });
 }
 
-struct EasyFree {
-  void operator()(CURL* c) const noexcept { curl_easy_cleanup(c); }
-};
-struct SlistFree {
-  void operator()(curl_slist* s) const noexcept { curl_slist_free_all(s); }
-};
-struct MultiFree {
-  void operator()(CURLM* m) const noexcept { curl_multi_cleanup(m); }
-};
-struct MimeFree {
-  void operator()(curl_mime* m) const noexcept { curl_mime_free(m); }
-};
-using Easy = std::unique_ptr<CURL, EasyFree>;
-using Slist = std::unique_ptr<curl_slist, SlistFree>;
-using Multi = std::unique_ptr<CURLM, MultiFree>;
-using Mime = std::unique_ptr<curl_mime, MimeFree>;
+using curl::Easy;
+using curl::Mime;
+using curl::Multi;
+using curl::Slist;
 
 bool retryable_curl(CURLcode c) {
   switch (c) {

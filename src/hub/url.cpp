@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/hub/curl_handles.hpp"
 #include "kwheel/base/secret.hpp"
 #include "kwheel/base/text.hpp"
 
@@ -15,14 +16,8 @@ namespace kwheel {
 
 namespace {
 
-struct UrlFree {
-  void operator()(CURLU* u) const noexcept { curl_url_cleanup(u); }
-};
-struct CurlStrFree {
-  void operator()(char* s) const noexcept { curl_free(s); }
-};
-using Url = std::unique_ptr<CURLU, UrlFree>;
-using CurlStr = std::unique_ptr<char, CurlStrFree>;
+using curl::Url;
+using CurlStr = curl::String;
 
 }  // namespace
 

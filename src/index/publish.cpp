@@ -14,6 +14,7 @@
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/hub/curl_handles.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/index/pypirc.hpp"
@@ -24,14 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct UrlFree {
-  void operator()(CURLU* u) const noexcept { curl_url_cleanup(u); }
-};
-struct CurlStrFree {
-  void operator()(char* s) const noexcept { curl_free(s); }
-};
-using Url = std::unique_ptr<CURLU, UrlFree>;
-using CurlStr = std::unique_ptr<char, CurlStrFree>;
+using curl::Url;
+using CurlStr = curl::String;
 
 struct ParsedUrl {
   std::string without_userinfo;
