@@ -16,6 +16,7 @@
 #include "kwheel/wheel/deflate.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/evidence/elf.hpp"
+#include "kwheel/base/enum_name.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/shared_object.hpp"
 #include "kwheel/kernel/kernel_digest.hpp"
@@ -268,12 +269,9 @@ bool BuildReport::ok() const {
 }
 
 const char* status_name(VariantResult::Status s) {
-  switch (s) {
-    case VariantResult::Status::built: return "built";
-    case VariantResult::Status::failed: return "failed";
-    case VariantResult::Status::filtered: return "filtered";
-  }
-  return "?";
+  using S = VariantResult::Status;
+  static constexpr EnumName<S> names[] = {{S::built, "built"}, {S::failed, "failed"}, {S::filtered, "filtered"}};
+  return enum_name(s, names).data();
 }
 
 namespace {

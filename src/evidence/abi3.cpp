@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "kwheel/base/enum_name.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/manylinux_data.hpp"
 
@@ -30,12 +31,10 @@ const StableAbi& StableAbi::builtin() {
 }
 
 std::string_view to_string(Abi3Status status) {
-  switch (status) {
-    case Abi3Status::no_python_api: return "no_python_api";
-    case Abi3Status::stable_abi_only: return "stable_abi_only";
-    case Abi3Status::non_stable: return "non_stable";
-  }
-  return "non_stable";
+  using S = Abi3Status;
+  static constexpr EnumName<S> names[] = {
+      {S::no_python_api, "no_python_api"}, {S::stable_abi_only, "stable_abi_only"}, {S::non_stable, "non_stable"}};
+  return enum_name(status, names, "non_stable");
 }
 
 Abi3Report check_abi3(std::span<const ElfInfo> files, const StableAbi& abi) {

@@ -2,16 +2,14 @@
 
 #include <charconv>
 
+#include "kwheel/base/enum_name.hpp"
+
 namespace kwheel {
 namespace {
 
 std::string_view suffix_str(ArchSuffix s) {
-  switch (s) {
-    case ArchSuffix::none: return "";
-    case ArchSuffix::a: return "a";
-    case ArchSuffix::f: return "f";
-  }
-  return "";
+  static constexpr EnumName<ArchSuffix> names[] = {{ArchSuffix::none, ""}, {ArchSuffix::a, "a"}, {ArchSuffix::f, "f"}};
+  return enum_name(s, names, "");
 }
 
 // Strips a trailing 'a' or 'f' off `text`.

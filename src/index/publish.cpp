@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "kwheel/base/digest.hpp"
+#include "kwheel/base/enum_name.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/hub/curl_handles.hpp"
 #include "kwheel/base/text.hpp"
@@ -442,12 +443,9 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
 }
 
 const char* status_name(UploadResult::Status s) {
-  switch (s) {
-    case UploadResult::Status::uploaded: return "uploaded";
-    case UploadResult::Status::exists: return "exists";
-    case UploadResult::Status::failed: return "failed";
-  }
-  return "?";
+  using S = UploadResult::Status;
+  static constexpr EnumName<S> names[] = {{S::uploaded, "uploaded"}, {S::exists, "exists"}, {S::failed, "failed"}};
+  return enum_name(s, names).data();
 }
 
 nlohmann::json to_json(const UploadResult& r) {

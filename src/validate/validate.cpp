@@ -10,6 +10,7 @@
 #include "kwheel/validate/compat.hpp"
 #include "kwheel/base/embedded_python.hpp"
 #include "kwheel/evidence/device_coverage.hpp"
+#include "kwheel/base/enum_name.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/kernel/package_dir.hpp"
@@ -275,12 +276,9 @@ ValidationResult validate_wheel(const fs::path& path, const InterpreterInfo& in,
 }
 
 const char* status_name(ValidationResult::Status s) {
-  switch (s) {
-    case ValidationResult::Status::pass: return "PASS";
-    case ValidationResult::Status::fail: return "FAIL";
-    case ValidationResult::Status::skip: return "SKIP";
-  }
-  return "?";
+  using S = ValidationResult::Status;
+  static constexpr EnumName<S> names[] = {{S::pass, "PASS"}, {S::fail, "FAIL"}, {S::skip, "SKIP"}};
+  return enum_name(s, names).data();
 }
 
 json to_json(const ValidationResult& r) {
