@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "kwheel/base/error.hpp"
@@ -45,6 +46,10 @@ bool still_linked(int fd, const fs::path& path) {
   return ::fstat(fd, &a) == 0 && a.st_nlink > 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+Error cannot_create(const fs::path& path, int err) {
+  return Error(ErrorKind::io, "cannot create '" + path.string() + "': " + std::strerror(err) + "; check that the directory is writable");
+}
+
 bool is_hex(std::string_view s) {
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
@@ -61,8 +66,7 @@ struct OwnerLock {
   explicit OwnerLock(const fs::path& dir) : path(owner_file(dir, process_token())) {
     for (int attempt = 0; attempt < 100; ++attempt) {
       UniqueFd f(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-      if (f.get() < 0 || ::flock(f.get(), LOCK_EX) != 0)
-        throw Error(ErrorKind::io, "cannot create '" + path.string() + "': " + std::strerror(errno) + "; check that the directory is writable");
+      if (f.get() < 0 || ::flock(f.get(), LOCK_EX) != 0) throw cannot_create(path, errno);
       if (!still_linked(f.get(), path)) continue;
       fd = std::move(f);
       on_interrupt = std::make_unique<RemoveOnInterrupt>(path);
@@ -78,20 +82,36 @@ struct OwnerLock {
 
 namespace {
 
+// A directory, whatever path names it. "d", "d/sub/..", "./d", its
+// absolute path and a symlink to it must share one lock: a second flock on
+// our own lock file, through a second open file description, would wait on
+// this very process forever (and hold g_mu while it waits).
+struct DirId {
+  dev_t dev;
+  ino_t ino;
+  auto operator<=>(const DirId&) const = default;
+};
+
 std::mutex g_mu;
-std::map<fs::path, std::weak_ptr<OwnerLock>> g_locks;  // an entry per directory ever leased: swept once
+// Swept by path as written: a removed directory's inode number is soon
+// reused by a new one, which must still be swept; sweeping one directory
+// again under another name only costs a scan.
+std::set<fs::path> g_swept;
+std::map<DirId, std::weak_ptr<OwnerLock>> g_locks;  // the live lock of each directory
 
 }  // namespace
 
 OwnerLease::OwnerLease(const fs::path& dir) {
   const fs::path key = dir.empty() ? fs::path(".") : dir;
   std::lock_guard lock(g_mu);
-  auto [it, first] = g_locks.try_emplace(key);
-  if (first) sweep_stale_scratch(key);  // what killed runs left here, before we add ours
-  lock_ = it->second.lock();
+  if (g_swept.insert(key).second) sweep_stale_scratch(key);  // what killed runs left here, before we add ours
+  struct stat st {};
+  if (::stat(key.c_str(), &st) != 0) throw cannot_create(owner_file(key, process_token()), errno);
+  std::weak_ptr<OwnerLock>& slot = g_locks[DirId{st.st_dev, st.st_ino}];
+  lock_ = slot.lock();
   if (!lock_) {
     lock_ = std::make_shared<OwnerLock>(key);
-    it->second = lock_;
+    slot = lock_;
   }
 }
 

@@ -17,8 +17,11 @@ struct OwnerLock;
 
 // This process's ownership of scratch in one directory. Leases of the same
 // directory share one lock file, removed when the last lease goes (so a
-// finished run leaves no lock file behind). The first lease a process takes
-// in a directory sweeps it (sweep_stale_scratch). Throws Error(io).
+// finished run leaves no lock file behind); "same" means the same directory
+// however its path is spelled ("d", "./d", "d/sub/..", a symlink to it),
+// since a process that locked its own lock file twice would wait on itself.
+// The first lease a process takes in a directory sweeps it
+// (sweep_stale_scratch). Throws Error(io).
 class OwnerLease {
  public:
   explicit OwnerLease(const std::filesystem::path& dir);

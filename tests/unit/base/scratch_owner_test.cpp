@@ -6,9 +6,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
+#include "kwheel/base/atomic_file.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -32,6 +40,50 @@ class HeldLock {
 };
 
 void touch(const fs::path& p) { std::ofstream(p) << "x"; }
+
+// Held by someone through another open file description than the caller's?
+bool lock_is_held(const fs::path& lock) {
+  int fd = ::open(lock.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
+// A lease that waits on this process's own lock waits forever, holding the
+// lease table's mutex, so every later test would hang behind it. Dropping
+// the lock through whichever descriptor of ours holds it lets the stuck
+// acquisition finish and the suite go on to report the failure.
+void unstick(const fs::path& lock) {
+  const fs::path target = fs::canonical(lock);
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (fs::read_symlink(e.path(), ec) == target) ::flock(std::stoi(e.path().filename().string()), LOCK_UN);
+  }
+}
+
+// Runs `make` (which takes a lease) on another thread and waits a bounded
+// time for it, so that a self-deadlock fails the test instead of hanging it.
+template <class T, class Make>
+std::unique_ptr<T> within_bound(Make make, const fs::path& lock, const std::string& what) {
+  auto task = std::make_shared<std::packaged_task<std::unique_ptr<T>()>>(std::move(make));
+  auto done = task->get_future();
+  std::thread([task] { (*task)(); }).detach();  // a joined thread would hang with it
+  if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << what << " waited on this process's own lock " << lock;
+    unstick(lock);
+    if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) std::abort();  // cannot go on
+  }
+  return done.get();
+}
+
+// The same directory, spelled every way a caller might: as given, through a
+// "..", with a ".", relative to the working directory, through a symlink.
+std::vector<fs::path> other_spellings(const fs::path& dir, const fs::path& link) {
+  fs::create_directories(dir / "sub");
+  fs::create_directory_symlink(dir, link);
+  return {dir / "sub" / "..", dir / ".", fs::relative(dir, fs::current_path()), link};
+}
 
 }  // namespace
 
@@ -132,4 +184,34 @@ TEST(TempDir, TheFirstScratchInADirectorySweepsWhatKilledRunsLeft) {
     EXPECT_TRUE(fs::exists(kept));
   }
   fs::remove_all(tmpdir);
+}
+
+TEST(OwnerLease, OneDirectorySpelledTwoWaysSharesOneLock) {
+  TempDir t("unit");
+  TempDir links("unit");
+  const fs::path lock = t.path() / (".kwheel-owner-" + OwnerLease::token());
+  for (const fs::path& spelling : other_spellings(t.path(), links.path() / "link")) {
+    SCOPED_TRACE(spelling.string());
+    auto first = std::make_unique<OwnerLease>(t.path());
+    auto second = within_bound<OwnerLease>([spelling] { return std::make_unique<OwnerLease>(spelling); }, lock, "a lease on " + spelling.string());
+    first.reset();
+    // One lock, shared: the other spelling's lease still holds it.
+    EXPECT_TRUE(fs::exists(lock));
+    EXPECT_TRUE(lock_is_held(lock));
+    second.reset();
+    EXPECT_FALSE(fs::exists(lock));
+  }
+}
+
+TEST(TempPath, TwoLiveTempsInOneDirectorySpelledTwoWaysDoNotDeadlock) {
+  TempDir t("unit");
+  const fs::path lock = t.path() / (".kwheel-owner-" + OwnerLease::token());
+  fs::create_directories(t.path() / "sub");
+  TempPath a(t.path() / "a.whl");
+  auto b = within_bound<TempPath>([&t] { return std::make_unique<TempPath>(t.path() / "sub" / ".." / "b.whl"); }, lock,
+                                  "a second temp file");
+  std::ofstream(b->path()) << "b";
+  b->commit();
+  EXPECT_TRUE(fs::exists(t.path() / "b.whl"));
+  EXPECT_TRUE(lock_is_held(lock));  // `a` is still live there
 }
