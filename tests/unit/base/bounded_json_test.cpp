@@ -28,7 +28,7 @@ std::string refusal(const std::string& body, const JsonLimits& limits = kSmall) 
 }  // namespace
 
 TEST(BoundedJson, OrdinaryJsonParses) {
-  const auto j = parse(R"({"sha": "abc", "siblings": [{"rfilename": "a"}, 2, true, null]})");
+  const auto j = parse(R"({"sha": "abc", "siblings": [{"rfilename": "a"}, 2, true, null]})", JsonLimits{1 << 20, 64, 1000});
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ((*j)["sha"], "abc");
   EXPECT_EQ((*j)["siblings"][0]["rfilename"], "a");
