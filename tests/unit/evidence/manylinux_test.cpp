@@ -7,7 +7,6 @@
 
 #include "elf_fixtures.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/evidence/manylinux_data.hpp"
 
 namespace kwheel {
 namespace {
@@ -51,14 +50,6 @@ const char* kNeeds234 =
     "int f(void) { pthread_t t; return pthread_create(&t, 0, run, 0); }\n";
 
 // ---- policy data ----
-
-TEST(PolicyData, EmbeddedCopiesMatchTheFiles) {
-  const std::filesystem::path dir = std::filesystem::path(KWHEEL_SOURCE_DIR) / "manylinux";
-  EXPECT_EQ(manylinux_data::policy_json(), read_text(dir / "policy.json"))
-      << "the build embeds manylinux/*.json as they are";
-  EXPECT_EQ(manylinux_data::torch_provided_json(), read_text(dir / "torch-provided.json"));
-  EXPECT_EQ(manylinux_data::stable_abi_json(), read_text(dir / "stable_abi.json"));
-}
 
 TEST(PolicyData, BuiltinComesFromAuditwheel) {
   const PolicySet& set = PolicySet::builtin();
