@@ -3,7 +3,6 @@
 #include "cli.hpp"
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/index/pin.hpp"
 
 namespace kwheel::cli {
@@ -19,33 +18,6 @@ struct PinArgs {
   bool extra_index = false;
   std::string lock;
 };
-
-// `pin --lock`: one requirement per locked kernel, each the build of its
-// locked commit that fits the target, under one index line.
-std::string pin_lock(const PinRequest& base, const std::string& lock, nlohmann::json& report) {
-  const bool is_url = base.source.find("://") != std::string::npos;
-  std::string index_line, lines, header;
-  report = nlohmann::json::array();
-  for (const auto& k : read_kernels_lock(lock)) {
-    PinRequest req = base;
-    req.repo_id = k.dependency.repo_id;
-    req.commit = k.commit;
-    if (is_url) req.name = k.dependency.repo_id.substr(k.dependency.repo_id.find('/') + 1);
-    PinResult r;
-    try {
-      r = pin(req);
-    } catch (const Error& e) {
-      throw Error(e.kind(), "lock entry '" + k.dependency.repo_id + "' (commit " + k.commit.substr(0, 12) + "): " + e.what(), e.reason());
-    }
-    header += "# " + k.dependency.repo_id + " @ " + k.commit.substr(0, 12) + ": " + r.label.describe() + "\n";
-    index_line = r.index_line;
-    lines += r.requirement + "\n";
-    report.push_back(to_json(r));
-  }
-  std::string text = "# kwheel pin --lock " + lock + "\n" + header;
-  text += index_line.empty() ? "# from a directory: pip install --find-links DIR --require-hashes -r requirements.txt\n" : index_line + "\n";
-  return text + lines;
-}
 
 }  // namespace
 
@@ -83,13 +55,12 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
     }
     if (!a->lock.empty()) {
       if (req.name || req.version) throw Error(ErrorKind::usage, "--lock pins each locked kernel at its commit; drop --name and --version");
-      nlohmann::json kernels;
-      const std::string text = pin_lock(req, a->lock, kernels);
-      if (!a->out.empty()) write_file_atomic(a->out, text);
+      const LockPinResult r = pin_lock(req, a->lock);
+      if (!a->out.empty()) write_file_atomic(a->out, r.text);
       exit_code = 0;
-      if (out.json) out.emit_json({{"ok", true}, {"lock", a->lock}, {"requirements", text}, {"kernels", kernels}});
-      else if (a->out.empty()) std::cout << text << std::flush;
-      else out.info("wrote " + a->out + ": " + std::to_string(kernels.size()) + " locked kernel(s)");
+      if (out.json) out.emit_json(to_json(r));
+      else if (a->out.empty()) std::cout << r.text << std::flush;
+      else out.info("wrote " + a->out + ": " + std::to_string(r.kernels.size()) + " locked kernel(s)");
       return;
     }
     PinResult r = pin(req);

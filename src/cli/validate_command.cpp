@@ -2,9 +2,7 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/validate/compat.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/validate.hpp"
 
 namespace kwheel::cli {
@@ -18,16 +16,27 @@ struct ValidateArgs {
   unsigned timeout = 900;
 };
 
-// Only CUDA wheels need the GPU's capability, and asking costs a torch
-// import. A wheel whose name does not parse fails alone, later.
-bool any_cuda_wheel(const std::vector<fs::path>& wheels) {
-  for (const auto& w : wheels) {
-    try {
-      if (read_label(parse_wheel_filename(w.filename().string()).version).backend.starts_with("cu")) return true;
-    } catch (const Error&) {
-    }
-  }
-  return false;
+// A wheel's verdict as the table shows it: status and file name, then
+// why it failed or was skipped, or which device ran it.
+void print_result(const ValidationResult& r) {
+  std::cout << std::left << std::setw(5) << status_name(r.status) << " " << r.wheel.filename().string();
+  if (!r.reason.empty()) std::cout << "\n      " << r.reason;
+  else if (r.details.contains("device")) std::cout << " (" << r.details["device"].get<std::string>() << (r.details.contains("device_name") ? ", " + r.details["device_name"].get<std::string>() : "") << ")";
+  std::cout << std::endl;
+}
+
+// Notes and warnings as every command shows them; each wheel's name on a
+// terminal while it is checked, and its verdict as soon as it is known.
+ValidateFeedback validate_feedback(const Output& out) {
+  const Feedback notes = feedback(out);
+  ValidateFeedback f{notes.on_info, notes.on_warn, {}, {}};
+  f.on_start = [&out](const fs::path& w) {
+    if (out.progress()) std::cerr << "checking " << w.filename().string() << " ...\n";
+  };
+  f.on_result = [&out](const ValidationResult& r) {
+    if (!out.json) print_result(r);
+  };
+  return f;
 }
 
 }  // namespace
@@ -45,39 +54,11 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
-    auto wheels = wheel_files(args->inputs);
-    InterpreterInfo interp = probe_interpreter(args->options.python);
-    // Without torch every wheel is SKIP anyway; a probe that fails leaves the
-    // wheels unjudged (as before this check existed) rather than ending the run.
-    if (args->options.device != "cpu" && interp.torch && any_cuda_wheel(wheels)) {
-      try {
-        args->options.cuda_device = probe_cuda_device(interp, std::chrono::seconds(args->timeout));
-      } catch (const Error& e) {
-        out.warn(std::string("cannot tell which GPU this is, so CUDA wheels are not checked against it: ") + e.what());
-      }
-    }
-    out.info("validating " + std::to_string(wheels.size()) + " wheel(s) with " + interp.executable + " (Python " + interp.python +
-             ", torch " + interp.torch.value_or("none") + (interp.cuda ? ", CUDA " + *interp.cuda : "") + ")");
-    nlohmann::json results = nlohmann::json::array();
-    size_t failed = 0, passed = 0, skipped = 0;
-    for (const auto& w : wheels) {
-      if (out.progress()) std::cerr << "checking " << w.filename().string() << " ...\n";
-      ValidationResult r = validate_wheel(w, interp, args->options);
-      results.push_back(to_json(r));
-      failed += r.status == ValidationResult::Status::fail;
-      passed += r.status == ValidationResult::Status::pass;
-      skipped += r.status == ValidationResult::Status::skip;
-      if (!out.json) {
-        std::cout << std::left << std::setw(5) << status_name(r.status) << " " << w.filename().string();
-        if (!r.reason.empty()) std::cout << "\n      " << r.reason;
-        else if (r.details.contains("device")) std::cout << " (" << r.details["device"].get<std::string>() << (r.details.contains("device_name") ? ", " + r.details["device_name"].get<std::string>() : "") << ")";
-        std::cout << std::endl;
-      }
-    }
-    nlohmann::json interp_json = interp.raw;
-    if (const auto& d = args->options.cuda_device) interp_json["cuda_device"] = {{"capability", d->capability.capability()}, {"name", d->name}};
-    if (out.json) out.emit_json({{"ok", failed == 0}, {"interpreter", interp_json}, {"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"wheels", results}});
-    else out.info("summary: " + std::to_string(passed) + " PASS, " + std::to_string(failed) + " FAIL, " + std::to_string(skipped) + " SKIP");
+    const auto wheels = wheel_files(args->inputs);
+    const ValidationRun run = validate_wheels(wheels, args->options, validate_feedback(out));
+    const std::size_t failed = run.count(ValidationResult::Status::fail);
+    if (out.json) out.emit_json(to_json(run));
+    else out.info("summary: " + std::to_string(run.count(ValidationResult::Status::pass)) + " PASS, " + std::to_string(failed) + " FAIL, " + std::to_string(run.count(ValidationResult::Status::skip)) + " SKIP");
     exit_code = failed ? static_cast<int>(ErrorKind::validation) : 0;
   });
 }

@@ -11,6 +11,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 #include "kwheel/hub/http.hpp"
+#include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
@@ -372,6 +373,37 @@ json to_json(const PinResult& r) {
               {"requirements", r.text},
               {"files", files},
               {"candidates", candidates}};
+}
+
+LockPinResult pin_lock(const PinRequest& base, const std::string& lock) {
+  const bool is_url = base.source.find("://") != std::string::npos;
+  LockPinResult result{lock, {}, {}};
+  std::string index_line, lines, header;
+  for (const auto& k : read_kernels_lock(lock)) {
+    PinRequest req = base;
+    req.repo_id = k.dependency.repo_id;
+    req.commit = k.commit;
+    if (is_url) req.name = k.dependency.repo_id.substr(k.dependency.repo_id.find('/') + 1);
+    try {
+      result.kernels.push_back(pin(req));
+    } catch (const Error& e) {
+      throw Error(e.kind(), "lock entry '" + k.dependency.repo_id + "' (commit " + k.commit.substr(0, 12) + "): " + e.what(), e.reason());
+    }
+    const PinResult& r = result.kernels.back();
+    header += "# " + k.dependency.repo_id + " @ " + k.commit.substr(0, 12) + ": " + r.label.describe() + "\n";
+    index_line = r.index_line;
+    lines += r.requirement + "\n";
+  }
+  result.text = "# kwheel pin --lock " + lock + "\n" + header;
+  result.text += index_line.empty() ? "# from a directory: pip install --find-links DIR --require-hashes -r requirements.txt\n" : index_line + "\n";
+  result.text += lines;
+  return result;
+}
+
+json to_json(const LockPinResult& r) {
+  json kernels = json::array();
+  for (const auto& k : r.kernels) kernels.push_back(to_json(k));
+  return json{{"ok", true}, {"lock", r.lock}, {"requirements", r.text}, {"kernels", kernels}};
 }
 
 }  // namespace kwheel

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -15,6 +16,7 @@
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/kernel/package_dir.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
@@ -286,6 +288,73 @@ json to_json(const ValidationResult& r) {
   if (!r.reason.empty()) j["reason"] = r.reason;
   if (!r.details.empty()) j["details"] = r.details;
   return j;
+}
+
+namespace {
+
+// Only CUDA wheels need the GPU's capability, and asking costs a torch
+// import. A wheel whose name does not parse fails alone, later.
+bool any_cuda_wheel(const std::vector<fs::path>& wheels) {
+  return std::any_of(wheels.begin(), wheels.end(), [](const fs::path& w) {
+    try {
+      return read_label(parse_wheel_filename(w.filename().string()).version).backend.starts_with("cu");
+    } catch (const Error&) {
+      return false;
+    }
+  });
+}
+
+void tell(const std::function<void(const std::string&)>& to, const std::string& line) {
+  if (to) to(line);
+}
+
+std::string describe(const InterpreterInfo& in) {
+  return in.executable + " (Python " + in.python + ", torch " + in.torch.value_or("none") + (in.cuda ? ", CUDA " + *in.cuda : "") + ")";
+}
+
+}  // namespace
+
+std::size_t ValidationRun::count(ValidationResult::Status status) const {
+  return static_cast<std::size_t>(std::count_if(results.begin(), results.end(), [&](const ValidationResult& r) { return r.status == status; }));
+}
+
+ValidationRun validate_wheels(const std::vector<fs::path>& wheels, ValidateOptions options, const ValidateFeedback& feedback) {
+  const InterpreterInfo interp = probe_interpreter(options.python);
+  return validate_wheels(wheels, interp, std::move(options), feedback);
+}
+
+ValidationRun validate_wheels(const std::vector<fs::path>& wheels, const InterpreterInfo& interp, ValidateOptions o, const ValidateFeedback& feedback) {
+  // Without torch every wheel is SKIP anyway; a probe that fails leaves the
+  // wheels unjudged (as before this check existed) rather than ending the run.
+  if (o.device != "cpu" && interp.torch && any_cuda_wheel(wheels)) {
+    try {
+      o.cuda_device = probe_cuda_device(interp, o.timeout);
+    } catch (const Error& e) {
+      tell(feedback.on_warn, std::string("cannot tell which GPU this is, so CUDA wheels are not checked against it: ") + e.what());
+    }
+  }
+  tell(feedback.on_info, "validating " + std::to_string(wheels.size()) + " wheel(s) with " + describe(interp));
+  ValidationRun run{interp, o.cuda_device, {}};
+  for (const auto& w : wheels) {
+    if (feedback.on_start) feedback.on_start(w);
+    run.results.push_back(validate_wheel(w, interp, o));
+    if (feedback.on_result) feedback.on_result(run.results.back());
+  }
+  return run;
+}
+
+json to_json(const ValidationRun& run) {
+  json wheels = json::array();
+  for (const auto& r : run.results) wheels.push_back(to_json(r));
+  json interp = run.interpreter.raw;
+  if (const auto& d = run.cuda_device) interp["cuda_device"] = {{"capability", d->capability.capability()}, {"name", d->name}};
+  const std::size_t failed = run.count(Status::fail);
+  return json{{"ok", failed == 0},
+              {"interpreter", interp},
+              {"passed", run.count(Status::pass)},
+              {"failed", failed},
+              {"skipped", run.count(Status::skip)},
+              {"wheels", wheels}};
 }
 
 }  // namespace kwheel

@@ -61,4 +61,21 @@ PinResult pin(const PinRequest& request);
 
 nlohmann::json to_json(const PinResult& result);
 
+// `pin --lock`: every kernel of a kernels.lock, each pinned at its locked
+// commit under one index line.
+struct LockPinResult {
+  std::string lock;                    // the lock file as named
+  std::vector<PinResult> kernels;      // one per lock entry, in the lock's order
+  std::string text;                    // the whole requirements.txt
+};
+
+// `base` says where and for what; its repo_id and commit come from each
+// entry (and, from an index URL, the project name: the repo's name part).
+// An entry's Error is rethrown with its kind and reason, its message
+// prefixed "lock entry 'ORG/NAME' (commit 0123456789ab): ".
+LockPinResult pin_lock(const PinRequest& base, const std::string& lock);
+
+// {"ok", "lock", "requirements", "kernels": [to_json(PinResult), ...]}.
+nlohmann::json to_json(const LockPinResult& result);
+
 }  // namespace kwheel

@@ -4,20 +4,19 @@
 // install it with pip into a fresh environment that still sees that
 // interpreter's torch, and run the kernel in a fresh process.
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kwheel/validate/interpreter.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
-
-
-
-
 
 struct ValidateOptions {
   std::string python = "python3";
@@ -48,5 +47,35 @@ ValidationResult validate_wheel(const std::filesystem::path& wheel, const Interp
 
 const char* status_name(ValidationResult::Status status);
 nlohmann::json to_json(const ValidationResult& result);
+
+// How validate_wheels talks to its front-end while it works. Mirrors
+// build/source.hpp's Feedback (validate may not include build) and adds
+// the two moments a run of several wheels has: a wheel's check starts
+// (minutes may pass before its verdict), and its verdict is known.
+struct ValidateFeedback {
+  std::function<void(const std::string&)> on_info;
+  std::function<void(const std::string&)> on_warn;
+  std::function<void(const std::filesystem::path&)> on_start;
+  std::function<void(const ValidationResult&)> on_result;
+};
+
+struct ValidationRun {
+  InterpreterInfo interpreter;
+  std::optional<CudaDevice> cuda_device;  // the GPU CUDA wheels were judged against
+  std::vector<ValidationResult> results;  // one per wheel, in the order given
+  std::size_t count(ValidationResult::Status status) const;
+};
+
+// `kwheel validate`: probes options.python, asks for the GPU only when a
+// CUDA wheel (by its file name) could use the answer, then validates each
+// wheel in turn.
+ValidationRun validate_wheels(const std::vector<std::filesystem::path>& wheels, ValidateOptions options, const ValidateFeedback& feedback);
+
+// The same, with an interpreter already probed (or described).
+ValidationRun validate_wheels(const std::vector<std::filesystem::path>& wheels, const InterpreterInfo& interp, ValidateOptions options,
+                              const ValidateFeedback& feedback);
+
+// {"ok", "interpreter" (with "cuda_device"), "passed", "failed", "skipped", "wheels"}.
+nlohmann::json to_json(const ValidationRun& run);
 
 }  // namespace kwheel

@@ -216,6 +216,52 @@ TEST_F(PinTest, JsonReportMirrorsTheResult) {
   EXPECT_EQ(fitting, 1);
 }
 
+// A kernels.lock (kernels >= 0.17 format) locking each repo at its commit.
+fs::path write_lock(const TempDir& d, const std::vector<std::pair<std::string, std::string>>& repo_commit) {
+  std::string json = "[";
+  for (const auto& [repo, commit] : repo_commit)
+    json += std::string(json.size() > 1 ? "," : "") + R"({"dependency": {"repo-id": ")" + repo + R"(", "version": 1}, "lock": {"commit": ")" + commit + "\"}}";
+  const fs::path path = d.path() / "kernels.lock";
+  std::ofstream(path) << json << "]";
+  return path;
+}
+
+TEST_F(PinTest, LockPinsEveryEntryAtItsCommitUnderOneHeader) {
+  const fs::path img = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitA);
+  wheel("img2gray-0.2.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitB);
+  const fs::path relu = wheel("relu-0.3.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitB);
+  TempDir d("unit");
+  const std::string lock = write_lock(d, {{"org/img2gray", kCommitA}, {"org/relu", kCommitB}}).string();
+  const LockPinResult r = pin_lock(request(linux_cpython311("2.7.1", "12.6")), lock);
+  ASSERT_EQ(r.kernels.size(), 2u);
+  const std::string img_req = "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(img);
+  const std::string relu_req = "relu==0.3.0+torch2.7.cu126 --hash=sha256:" + sha256sum(relu);
+  EXPECT_EQ(r.kernels[0].requirement, img_req);
+  EXPECT_EQ(r.kernels[1].requirement, relu_req);
+  EXPECT_EQ(r.text, "# kwheel pin --lock " + lock + "\n" +
+                        "# org/img2gray @ 111111111111: torch 2.7, CUDA 12.6\n"
+                        "# org/relu @ 222222222222: torch 2.7, CUDA 12.6\n"
+                        "# from a directory: pip install --find-links DIR --require-hashes -r requirements.txt\n" +
+                        img_req + "\n" + relu_req + "\n");
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["lock"], lock);
+  EXPECT_EQ(j["requirements"], r.text);
+  ASSERT_EQ(j["kernels"].size(), 2u);
+  EXPECT_EQ(j["kernels"][1]["requirement"], relu_req);
+}
+
+TEST_F(PinTest, LockLabelsTheFailingEntryAndKeepsItsKind) {
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitA);
+  TempDir d("unit");
+  const fs::path lock = write_lock(d, {{"org/img2gray", kCommitA}, {"org/relu", std::string(40, '3')}});
+  const std::string e = error_of([&] { pin_lock(request(linux_cpython311("2.7.1", "12.6")), lock.string()); }, ErrorKind::not_found);
+  EXPECT_EQ(e.rfind("lock entry 'org/relu' (commit 333333333333): ", 0), 0u) << e;
+  // A target no entry fits fails at the first entry, with the kind pin gave it.
+  const std::string cpu = error_of([&] { pin_lock(request(linux_cpython311("2.7.1")), lock.string()); }, ErrorKind::not_found);
+  EXPECT_EQ(cpu.rfind("lock entry 'org/img2gray' (commit 111111111111): ", 0), 0u) << cpu;
+}
+
 TEST(DescribedTarget, TakesMajorMinorAndRefusesOtherText) {
   const InterpreterInfo t = described_target("2.7.1", std::string("12.6.3"));
   EXPECT_EQ(t.torch, std::optional<std::string>("2.7"));

@@ -138,3 +138,96 @@ TEST(Validate, JudgesOnlyCudaWheelsThatCarryCudaCode) {
   r = validate_wheel(cuda_wheel_file(b, "cpu", {{{kSass, 100}}}), cpu, o);
   EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
 }
+
+namespace {
+
+// What validate_wheels told its front-end, in the order it told it.
+struct Heard {
+  std::vector<std::string> events;
+  ValidateFeedback feedback() {
+    return {[this](const std::string& l) { events.push_back("info: " + l); }, [this](const std::string& l) { events.push_back("warn: " + l); },
+            [this](const fs::path& w) { events.push_back("start: " + w.filename().string()); },
+            [this](const ValidationResult& r) { events.push_back(std::string("result: ") + status_name(r.status) + " " + r.wheel.filename().string()); }};
+  }
+};
+
+}  // namespace
+
+TEST(ValidateWheels, JudgesEachWheelAsValidateWheelDoesAndReportsAsItGoes) {
+  kwheel::testing::TempDir d;
+  const auto plain = d / "demo-1.0-py3-none-any.whl";
+  write_test_wheel(plain, {{"demo/__init__.py", ""}, {"demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"}},
+                   "demo-1.0.dist-info/RECORD");
+  const auto needs_torch = d / "relu-1.0+torch2.7.cpu-py3-none-any.whl";
+  write_test_wheel(needs_torch,
+                   {{"relu/__init__.py", ""}, {"relu-1.0+torch2.7.cpu.dist-info/METADATA", "Metadata-Version: 2.1\nName: relu\nVersion: 1.0+torch2.7.cpu\nRequires-Dist: torch==2.7.*\n"}},
+                   "relu-1.0+torch2.7.cpu.dist-info/RECORD");
+  const auto broken = d / "broken-1.0-py3-none-any.whl";
+  kwheel::testing::write_file(broken, "not a zip");
+  InterpreterInfo no_torch = kwheel::testing::linux_cpython311("2.7.1");
+  no_torch.torch.reset();
+  const std::vector<fs::path> wheels{plain, needs_torch, broken};
+
+  Heard heard;
+  const ValidationRun run = validate_wheels(wheels, no_torch, ValidateOptions{}, heard.feedback());
+  ASSERT_EQ(run.results.size(), 3u);
+  for (size_t i = 0; i < wheels.size(); ++i) {
+    const ValidationResult alone = validate_wheel(wheels[i], no_torch, ValidateOptions{});
+    EXPECT_EQ(run.results[i].wheel, wheels[i]);
+    EXPECT_EQ(run.results[i].status, alone.status) << i;
+    EXPECT_EQ(run.results[i].reason, alone.reason) << i;
+    EXPECT_EQ(run.results[i].details, alone.details) << i;
+  }
+  EXPECT_EQ(run.results[0].status, ValidationResult::Status::skip);
+  EXPECT_EQ(run.results[1].status, ValidationResult::Status::skip);
+  EXPECT_EQ(run.results[2].status, ValidationResult::Status::fail);
+  EXPECT_EQ(run.count(ValidationResult::Status::skip), 2u);
+  EXPECT_EQ(run.count(ValidationResult::Status::fail), 1u);
+  EXPECT_EQ(run.count(ValidationResult::Status::pass), 0u);
+  EXPECT_FALSE(run.cuda_device.has_value());
+  const std::vector<std::string> expected{"info: validating 3 wheel(s) with /usr/bin/python3 (Python 3.11, torch none)",
+                                          "start: demo-1.0-py3-none-any.whl",
+                                          "result: SKIP demo-1.0-py3-none-any.whl",
+                                          "start: relu-1.0+torch2.7.cpu-py3-none-any.whl",
+                                          "result: SKIP relu-1.0+torch2.7.cpu-py3-none-any.whl",
+                                          "start: broken-1.0-py3-none-any.whl",
+                                          "result: FAIL broken-1.0-py3-none-any.whl"};
+  EXPECT_EQ(heard.events, expected);
+
+  const nlohmann::json j = to_json(run);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["passed"], 0);
+  EXPECT_EQ(j["failed"], 1);
+  EXPECT_EQ(j["skipped"], 2);
+  ASSERT_EQ(j["wheels"].size(), 3u);
+  EXPECT_EQ(j["wheels"][2]["filename"], "broken-1.0-py3-none-any.whl");
+  EXPECT_EQ(j["wheels"][2]["result"], "FAIL");
+  EXPECT_FALSE(j["interpreter"].contains("cuda_device"));
+}
+
+TEST(ValidateWheels, AsksForTheGpuOnlyWhenACudaWheelIsThere) {
+  // An interpreter whose GPU probe fails (/bin/false): the warning shows
+  // whether it was asked. The wheels do not exist, so each fails alone.
+  kwheel::testing::TempDir d;
+  InterpreterInfo broken = kwheel::testing::linux_cpython311("2.7.1", "12.6");
+  broken.executable = "/bin/false";
+  auto warnings = [&](const std::vector<std::string>& names, const std::string& device) {
+    std::vector<fs::path> wheels;
+    for (const auto& n : names) wheels.push_back(d / n);
+    ValidateOptions o;
+    o.device = device;
+    std::vector<std::string> warned;
+    ValidateFeedback f;
+    f.on_warn = [&](const std::string& l) { warned.push_back(l); };
+    const ValidationRun run = validate_wheels(wheels, broken, o, f);
+    EXPECT_EQ(run.count(ValidationResult::Status::fail), names.size());
+    return warned;
+  };
+  const std::string cuda = "relu-1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl";
+  const std::string cpu = "relu-1.0+torch2.7.cpu-cp39-abi3-manylinux_2_28_x86_64.whl";
+  EXPECT_TRUE(warnings({cpu, "not-a-wheel-name.whl"}, "auto").empty());
+  EXPECT_TRUE(warnings({cpu, cuda}, "cpu").empty());
+  const auto warned = warnings({"not-a-wheel-name.whl", cpu, cuda}, "auto");
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0].rfind("cannot tell which GPU this is, so CUDA wheels are not checked against it: ", 0), 0u) << warned[0];
+}
