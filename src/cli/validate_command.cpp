@@ -28,8 +28,7 @@ void print_result(const ValidationResult& r) {
 // Notes and warnings as every command shows them; each wheel's name on a
 // terminal while it is checked, and its verdict as soon as it is known.
 ValidateFeedback validate_feedback(const Output& out) {
-  const Feedback notes = feedback(out);
-  ValidateFeedback f{notes.on_info, notes.on_warn, {}, {}};
+  ValidateFeedback f{feedback(out), {}, {}};
   f.on_start = [&out](const fs::path& w) {
     if (out.progress()) std::cerr << "checking " << w.filename().string() << " ...\n";
   };

@@ -304,10 +304,6 @@ bool any_cuda_wheel(const std::vector<fs::path>& wheels) {
   });
 }
 
-void tell(const std::function<void(const std::string&)>& to, const std::string& line) {
-  if (to) to(line);
-}
-
 std::string describe(const InterpreterInfo& in) {
   return in.executable + " (Python " + in.python + ", torch " + in.torch.value_or("none") + (in.cuda ? ", CUDA " + *in.cuda : "") + ")";
 }
@@ -330,10 +326,10 @@ ValidationRun validate_wheels(const std::vector<fs::path>& wheels, const Interpr
     try {
       o.cuda_device = probe_cuda_device(interp, o.timeout);
     } catch (const Error& e) {
-      tell(feedback.on_warn, std::string("cannot tell which GPU this is, so CUDA wheels are not checked against it: ") + e.what());
+      feedback.warn(std::string("cannot tell which GPU this is, so CUDA wheels are not checked against it: ") + e.what());
     }
   }
-  tell(feedback.on_info, "validating " + std::to_string(wheels.size()) + " wheel(s) with " + describe(interp));
+  feedback.info("validating " + std::to_string(wheels.size()) + " wheel(s) with " + describe(interp));
   ValidationRun run{interp, o.cuda_device, {}};
   for (const auto& w : wheels) {
     if (feedback.on_start) feedback.on_start(w);

@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "kwheel/validate/interpreter.hpp"
+#include "kwheel/base/feedback.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
+#include "kwheel/validate/interpreter.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -48,13 +49,11 @@ ValidationResult validate_wheel(const std::filesystem::path& wheel, const Interp
 const char* status_name(ValidationResult::Status status);
 nlohmann::json to_json(const ValidationResult& result);
 
-// How validate_wheels talks to its front-end while it works. Mirrors
-// build/source.hpp's Feedback (validate may not include build) and adds
-// the two moments a run of several wheels has: a wheel's check starts
-// (minutes may pass before its verdict), and its verdict is known.
-struct ValidateFeedback {
-  std::function<void(const std::string&)> on_info;
-  std::function<void(const std::string&)> on_warn;
+// How validate_wheels talks to its front-end while it works: the notes
+// and warnings every library call gives (Feedback), and the two moments a
+// run of several wheels has: a wheel's check starts (minutes may pass
+// before its verdict), and its verdict is known.
+struct ValidateFeedback : Feedback {
   std::function<void(const std::filesystem::path&)> on_start;
   std::function<void(const ValidationResult&)> on_result;
 };

@@ -145,7 +145,7 @@ namespace {
 struct Heard {
   std::vector<std::string> events;
   ValidateFeedback feedback() {
-    return {[this](const std::string& l) { events.push_back("info: " + l); }, [this](const std::string& l) { events.push_back("warn: " + l); },
+    return {{[this](const std::string& l) { events.push_back("info: " + l); }, [this](const std::string& l) { events.push_back("warn: " + l); }},
             [this](const fs::path& w) { events.push_back("start: " + w.filename().string()); },
             [this](const ValidationResult& r) { events.push_back(std::string("result: ") + status_name(r.status) + " " + r.wheel.filename().string()); }};
   }
