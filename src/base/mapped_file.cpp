@@ -19,20 +19,18 @@ MappedFile::MappedFile(const std::filesystem::path& path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw Error(ErrorKind::io, path.string() + ": cannot stat: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::input, path.string() + ": not a regular file, cannot be a binary object");
-  size_ = static_cast<std::size_t>(st.st_size);
-  if (size_ == 0) return;
-  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) return;  // mmap refuses length 0; an empty file is no bytes
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
   if (p == MAP_FAILED) throw Error(ErrorKind::io, path.string() + ": cannot map: " + std::strerror(errno));
-  addr_ = p;
+  map_ = std::unique_ptr<void, Unmap>(p, Unmap{size});
 }
 
-MappedFile::~MappedFile() {
-  if (addr_ != nullptr) ::munmap(addr_, size_);
-}
+void MappedFile::Unmap::operator()(void* addr) const { ::munmap(addr, size); }
 
 std::span<const std::byte> MappedFile::bytes() const {
-  if (addr_ == nullptr) return {};
-  return {static_cast<const std::byte*>(addr_), size_};
+  if (!map_) return {};
+  return {static_cast<const std::byte*>(map_.get()), map_.get_deleter().size};
 }
 
 }  // namespace kwheel

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -24,39 +25,23 @@ namespace {
 
 // ELF constants, spelled out so no system <elf.h> (glibc-specific, host-arch
 // biased) is needed.
-constexpr std::uint32_t SHT_STRTAB = 3;
+// Section types (sh_type), the GNU symbol-versioning ones last.
+enum SectionType : std::uint32_t { SHT_STRTAB = 3, SHT_DYNAMIC = 6, SHT_NOBITS = 8, SHT_DYNSYM = 11 };
+enum GnuSectionType : std::uint32_t { SHT_GNU_VERDEF = 0x6ffffffd, SHT_GNU_VERNEED = 0x6ffffffe, SHT_GNU_VERSYM = 0x6fffffff };
+// Segment types (p_type).
+enum SegmentType : std::uint32_t { PT_LOAD = 1, PT_DYNAMIC = 2 };
+// Dynamic-array tags (d_tag): the generic ones, then GNU's.
+enum DynamicTag : std::int64_t {
+  DT_NULL = 0, DT_NEEDED = 1, DT_HASH = 4, DT_STRTAB = 5, DT_SYMTAB = 6, DT_STRSZ = 10,
+  DT_SYMENT = 11, DT_SONAME = 14, DT_RPATH = 15, DT_RUNPATH = 29
+};
+enum GnuDynamicTag : std::int64_t {
+  DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_VERDEF = 0x6ffffffc,
+  DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff
+};
+// Flag bits, and the escape values of header counts too large for 16 bits.
+enum : std::uint16_t { VER_FLG_BASE = 0x1, VERSYM_HIDDEN = 0x8000, PN_XNUM = 0xffff };
 constexpr std::uint64_t SHN_XINDEX = 0xffff;
-constexpr std::uint32_t SHT_DYNAMIC = 6;
-constexpr std::uint32_t SHT_NOBITS = 8;
-constexpr std::uint32_t SHT_DYNSYM = 11;
-constexpr std::uint32_t SHT_GNU_VERDEF = 0x6ffffffd;
-constexpr std::uint32_t SHT_GNU_VERNEED = 0x6ffffffe;
-constexpr std::uint32_t SHT_GNU_VERSYM = 0x6fffffff;
-
-constexpr std::uint32_t PT_LOAD = 1;
-constexpr std::uint32_t PT_DYNAMIC = 2;
-
-constexpr std::int64_t DT_NULL = 0;
-constexpr std::int64_t DT_NEEDED = 1;
-constexpr std::int64_t DT_HASH = 4;
-constexpr std::int64_t DT_STRTAB = 5;
-constexpr std::int64_t DT_SYMTAB = 6;
-constexpr std::int64_t DT_STRSZ = 10;
-constexpr std::int64_t DT_SYMENT = 11;
-constexpr std::int64_t DT_SONAME = 14;
-constexpr std::int64_t DT_RPATH = 15;
-constexpr std::int64_t DT_RUNPATH = 29;
-constexpr std::int64_t DT_GNU_HASH = 0x6ffffef5;
-constexpr std::int64_t DT_VERSYM = 0x6ffffff0;
-constexpr std::int64_t DT_VERDEF = 0x6ffffffc;
-constexpr std::int64_t DT_VERDEFNUM = 0x6ffffffd;
-constexpr std::int64_t DT_VERNEED = 0x6ffffffe;
-constexpr std::int64_t DT_VERNEEDNUM = 0x6fffffff;
-
-constexpr std::uint16_t VER_FLG_BASE = 0x1;
-constexpr std::uint16_t VERSYM_HIDDEN = 0x8000;
-
-constexpr std::uint16_t PN_XNUM = 0xffff;
 
 // Real objects stay far below these; they bound work on hostile headers
 // whose counts are not otherwise tied to bytes present in the file.
@@ -110,6 +95,8 @@ class Image : public ByteReader {
     return Region{off, len};
   }
 
+  // The offset of a field that ELFCLASS32 and ELFCLASS64 lay out apart.
+  std::uint64_t at(std::uint64_t elf32, std::uint64_t elf64) const { return is64 ? elf64 : elf32; }
   // Address-sized field: 4 bytes in ELFCLASS32, 8 in ELFCLASS64.
   std::uint64_t word(std::uint64_t off, const char* what) const {
     return is64 ? get<std::uint64_t>(off, what) : get<std::uint32_t>(off, what);
@@ -194,28 +181,19 @@ Header read_header(Image& img, ElfInfo& info) {
   info.endian = data == 1 ? ElfEndian::little : ElfEndian::big;
   img.set_order(data == 2 ? ByteOrder::big : ByteOrder::little);
 
-  const std::uint64_t ehsize = img.is64 ? 64 : 52;
+  const std::uint64_t ehsize = img.at(52, 64);
   if (img.size() < ehsize) img.fail("file is " + std::to_string(img.size()) + " bytes, too short for the ELF header");
   Header h;
   h.type = img.get<std::uint16_t>(16, "e_type");
   h.machine = img.get<std::uint16_t>(18, "e_machine");
-  if (img.is64) {
-    h.phoff = img.get<std::uint64_t>(32, "e_phoff");
-    h.shoff = img.get<std::uint64_t>(40, "e_shoff");
-    h.phentsize = img.get<std::uint16_t>(54, "e_phentsize");
-    h.phnum = img.get<std::uint16_t>(56, "e_phnum");
-    h.shentsize = img.get<std::uint16_t>(58, "e_shentsize");
-    h.shnum = img.get<std::uint16_t>(60, "e_shnum");
-    h.shstrndx = img.get<std::uint16_t>(62, "e_shstrndx");
-  } else {
-    h.phoff = img.get<std::uint32_t>(28, "e_phoff");
-    h.shoff = img.get<std::uint32_t>(32, "e_shoff");
-    h.phentsize = img.get<std::uint16_t>(42, "e_phentsize");
-    h.phnum = img.get<std::uint16_t>(44, "e_phnum");
-    h.shentsize = img.get<std::uint16_t>(46, "e_shentsize");
-    h.shnum = img.get<std::uint16_t>(48, "e_shnum");
-    h.shstrndx = img.get<std::uint16_t>(50, "e_shstrndx");
-  }
+  // From e_phoff on, ELFCLASS64 fields sit later: e_entry and the offsets widen.
+  h.phoff = img.word(img.at(28, 32), "e_phoff");
+  h.shoff = img.word(img.at(32, 40), "e_shoff");
+  h.phentsize = img.u16(img.at(42, 54), "e_phentsize");
+  h.phnum = img.u16(img.at(44, 56), "e_phnum");
+  h.shentsize = img.u16(img.at(46, 58), "e_shentsize");
+  h.shnum = img.u16(img.at(48, 60), "e_shnum");
+  h.shstrndx = img.u16(img.at(50, 62), "e_shstrndx");
   return h;
 }
 
@@ -224,29 +202,20 @@ Section read_section(Image& img, const Header& h, std::uint64_t index) {
   // Checked whole first, so the field offsets below cannot wrap.
   img.region(off, h.shentsize, "section header " + std::to_string(index));
   Section s;
-  s.name = img.get<std::uint32_t>(off, "sh_name");
-  if (img.is64) {
-    s.type = img.get<std::uint32_t>(off + 4, "sh_type");
-    s.offset = img.get<std::uint64_t>(off + 24, "sh_offset");
-    s.size = img.get<std::uint64_t>(off + 32, "sh_size");
-    s.link = img.get<std::uint32_t>(off + 40, "sh_link");
-    s.info = img.get<std::uint32_t>(off + 44, "sh_info");
-    s.entsize = img.get<std::uint64_t>(off + 56, "sh_entsize");
-  } else {
-    s.type = img.get<std::uint32_t>(off + 4, "sh_type");
-    s.offset = img.get<std::uint32_t>(off + 16, "sh_offset");
-    s.size = img.get<std::uint32_t>(off + 20, "sh_size");
-    s.link = img.get<std::uint32_t>(off + 24, "sh_link");
-    s.info = img.get<std::uint32_t>(off + 28, "sh_info");
-    s.entsize = img.get<std::uint32_t>(off + 36, "sh_entsize");
-  }
+  s.name = img.u32(off, "sh_name");
+  s.type = img.u32(off + 4, "sh_type");
+  s.offset = img.word(off + img.at(16, 24), "sh_offset");
+  s.size = img.word(off + img.at(20, 32), "sh_size");
+  s.link = img.u32(off + img.at(24, 40), "sh_link");
+  s.info = img.u32(off + img.at(28, 44), "sh_info");
+  s.entsize = img.word(off + img.at(36, 56), "sh_entsize");
   return s;
 }
 
 std::vector<Section> read_sections(Image& img, Header& h) {
   std::vector<Section> out;
   if (h.shoff == 0) return out;
-  const std::uint64_t want = img.is64 ? 64 : 40;
+  const std::uint64_t want = img.at(40, 64);
   if (h.shentsize != want) {
     img.fail("e_shentsize is " + std::to_string(h.shentsize) + ", expected " + std::to_string(want));
   }
@@ -268,7 +237,7 @@ std::vector<Section> read_sections(Image& img, Header& h) {
 std::vector<Segment> read_segments(Image& img, const Header& h) {
   std::vector<Segment> out;
   if (h.phoff == 0 || h.phnum == 0) return out;
-  const std::uint64_t want = img.is64 ? 56 : 32;
+  const std::uint64_t want = img.at(32, 56);
   if (h.phentsize != want) {
     img.fail("e_phentsize is " + std::to_string(h.phentsize) + ", expected " + std::to_string(want));
   }
@@ -278,16 +247,11 @@ std::vector<Segment> read_segments(Image& img, const Header& h) {
   for (std::uint64_t i = 0; i < h.phnum; ++i) {
     const std::uint64_t off = h.phoff + i * h.phentsize;
     Segment s;
-    s.type = img.get<std::uint32_t>(off, "p_type");
-    if (img.is64) {
-      s.offset = img.get<std::uint64_t>(off + 8, "p_offset");
-      s.vaddr = img.get<std::uint64_t>(off + 16, "p_vaddr");
-      s.filesz = img.get<std::uint64_t>(off + 32, "p_filesz");
-    } else {
-      s.offset = img.get<std::uint32_t>(off + 4, "p_offset");
-      s.vaddr = img.get<std::uint32_t>(off + 8, "p_vaddr");
-      s.filesz = img.get<std::uint32_t>(off + 16, "p_filesz");
-    }
+    // ELFCLASS64 moves p_flags up front, so every later field shifts.
+    s.type = img.u32(off, "p_type");
+    s.offset = img.word(off + img.at(4, 8), "p_offset");
+    s.vaddr = img.word(off + img.at(8, 16), "p_vaddr");
+    s.filesz = img.word(off + img.at(16, 32), "p_filesz");
     out.push_back(s);
   }
   return out;
@@ -307,8 +271,8 @@ Region linked_strtab(Image& img, const std::vector<Section>& sections, const Sec
   return section_region(img, strtab, what + " string table");
 }
 
-std::uint64_t sym_size(const Image& img) { return img.is64 ? 24 : 16; }
-std::uint64_t dyn_size(const Image& img) { return img.is64 ? 16 : 8; }
+std::uint64_t sym_size(const Image& img) { return img.at(16, 24); }
+std::uint64_t dyn_size(const Image& img) { return img.at(8, 16); }
 
 Layout layout_from_sections(Image& img, const std::vector<Section>& sections) {
   Layout l;
@@ -373,7 +337,7 @@ std::uint64_t gnu_hash_symbol_count(Image& img, Region r) {
   const std::uint64_t nbuckets = img.get<std::uint32_t>(r.off, "GNU hash table");
   const std::uint64_t symoffset = img.get<std::uint32_t>(r.off + 4, "GNU hash table");
   const std::uint64_t bloom_size = img.get<std::uint32_t>(r.off + 8, "GNU hash table");
-  const std::uint64_t bloom_bytes = img.mul(bloom_size, img.is64 ? 8 : 4, "GNU hash bloom filter size");
+  const std::uint64_t bloom_bytes = img.mul(bloom_size, img.at(4, 8), "GNU hash bloom filter size");
   const std::uint64_t buckets = img.add(r.off + 16, bloom_bytes, "GNU hash buckets offset");
   img.region(buckets, img.mul(nbuckets, 4, "GNU hash bucket array size"), "GNU hash buckets");
   std::uint64_t max_index = 0;
@@ -410,7 +374,7 @@ Layout layout_from_segments(Image& img, const std::vector<Segment>& segments) {
     const std::uint64_t off = l.dynamic->off + i * dyn_size(img);
     const std::int64_t tag = img.sword(off, "dynamic entry");
     if (tag == DT_NULL) break;
-    tags.emplace(tag, img.word(off + (img.is64 ? 8 : 4), "dynamic entry"));
+    tags.emplace(tag, img.word(off + img.at(4, 8), "dynamic entry"));
   }
   auto has = [&](std::int64_t t) { return tags.count(t) != 0; };
   if (has(DT_STRTAB)) {
@@ -468,7 +432,7 @@ void read_dynamic(Image& img, const Layout& l, ElfInfo& info) {
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::uint64_t off = l.dynamic->off + i * dyn_size(img);
     const std::int64_t tag = img.sword(off, "dynamic entry");
-    const std::uint64_t val = img.word(off + (img.is64 ? 8 : 4), "dynamic entry");
+    const std::uint64_t val = img.word(off + img.at(4, 8), "dynamic entry");
     switch (tag) {
       case DT_NULL:
         return;
@@ -533,25 +497,51 @@ class ChainGuard {
   std::set<std::uint64_t> seen_;
 };
 
+// Version needs and version definitions are both a counted chain of
+// entries, each starting with a 16-bit version (1) and giving the byte
+// distance to the next; they differ in entry size and field names.
+struct VersionChain {
+  const char* entry;          // "version need"
+  const char* entries;        // "version needs"
+  const char* version_field;  // "vn_version"
+  const char* next_field;     // "vn_next"
+  std::uint64_t entry_size;
+};
+
+// Calls `read_entry(off)` for each of `count` entries in `r`, which reads
+// the entry and returns its next field.
+void walk_version_chain(Image& img, Region r, std::uint64_t count, const VersionChain& c,
+                        const std::function<std::uint64_t(std::uint64_t)>& read_entry) {
+  if (count > r.size / c.entry_size) {
+    img.fail(std::string(c.entries) + " claim " + std::to_string(count) + " entries but the section holds at most " +
+             std::to_string(r.size / c.entry_size));
+  }
+  ChainGuard guard(img, r, c.entry);
+  std::uint64_t off = r.off;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    guard.entry(off, c.entry_size);
+    const auto version = img.u16(off, c.version_field);
+    if (version != 1) {
+      img.fail(std::string(c.entry) + " at " + hex_offset(off) + " has unsupported " + c.version_field + " " + std::to_string(version));
+    }
+    const std::uint64_t next = read_entry(off);
+    if (next == 0 && i + 1 < count) {
+      img.fail(std::string(c.entries) + " end after " + std::to_string(i + 1) + " of " + std::to_string(count) + " entries");
+    }
+    off = img.add(off, next, c.next_field);
+  }
+}
+
 void read_verneed(Image& img, const Layout& l, ElfInfo& info, std::unordered_map<std::uint16_t, VersionRef>& index) {
   if (!l.verneed) return;
   const Region r = *l.verneed;
   constexpr std::uint64_t kEntry = 16;  // Elf32_Verneed == Elf64_Verneed; same for Vernaux
-  if (l.verneed_count > r.size / kEntry) {
-    img.fail("version needs claim " + std::to_string(l.verneed_count) + " entries but the section holds at most " +
-             std::to_string(r.size / kEntry));
-  }
-  ChainGuard need_guard(img, r, "version need");
   std::uint64_t aux_budget = r.size / kEntry;
-  std::uint64_t off = r.off;
-  for (std::uint64_t i = 0; i < l.verneed_count; ++i) {
-    need_guard.entry(off, kEntry);
-    const auto vn_version = img.get<std::uint16_t>(off, "vn_version");
-    if (vn_version != 1) img.fail("version need at " + hex_offset(off) + " has unsupported vn_version " + std::to_string(vn_version));
-    const std::uint64_t vn_cnt = img.get<std::uint16_t>(off + 2, "vn_cnt");
-    const std::uint64_t vn_file = img.get<std::uint32_t>(off + 4, "vn_file");
-    const std::uint64_t vn_aux = img.get<std::uint32_t>(off + 8, "vn_aux");
-    const std::uint64_t vn_next = img.get<std::uint32_t>(off + 12, "vn_next");
+  const VersionChain chain{"version need", "version needs", "vn_version", "vn_next", kEntry};
+  walk_version_chain(img, r, l.verneed_count, chain, [&](std::uint64_t off) {
+    const std::uint64_t vn_cnt = img.u16(off + 2, "vn_cnt");
+    const std::uint64_t vn_file = img.u32(off + 4, "vn_file");
+    const std::uint64_t vn_aux = img.u32(off + 8, "vn_aux");
     if (vn_cnt > aux_budget) img.fail("version needs list more auxiliary entries than the section can hold");
     aux_budget -= vn_cnt;
     ElfVersionNeed need;
@@ -560,10 +550,9 @@ void read_verneed(Image& img, const Layout& l, ElfInfo& info, std::unordered_map
     ChainGuard aux_guard(img, r, "version need auxiliary");
     for (std::uint64_t j = 0; j < vn_cnt; ++j) {
       aux_guard.entry(aux, kEntry);
-      const auto vna_other = img.get<std::uint16_t>(aux + 6, "vna_other");
-      const std::uint64_t vna_name = img.get<std::uint32_t>(aux + 8, "vna_name");
-      const std::uint64_t vna_next = img.get<std::uint32_t>(aux + 12, "vna_next");
-      std::string version = img.str(l.verneed_str, vna_name, "version need");
+      const auto vna_other = img.u16(aux + 6, "vna_other");
+      const std::uint64_t vna_next = img.u32(aux + 12, "vna_next");
+      std::string version = img.str(l.verneed_str, img.u32(aux + 8, "vna_name"), "version need");
       index[static_cast<std::uint16_t>(vna_other & kMaxVersionIndex)] = VersionRef{version, need.file};
       need.versions.push_back(std::move(version));
       if (vna_next == 0 && j + 1 < vn_cnt) {
@@ -573,58 +562,43 @@ void read_verneed(Image& img, const Layout& l, ElfInfo& info, std::unordered_map
       aux = img.add(aux, vna_next, "vna_next");
     }
     info.version_needs.push_back(std::move(need));
-    if (vn_next == 0 && i + 1 < l.verneed_count) {
-      img.fail("version needs end after " + std::to_string(i + 1) + " of " + std::to_string(l.verneed_count) + " entries");
-    }
-    off = img.add(off, vn_next, "vn_next");
-  }
+    return std::uint64_t{img.u32(off + 12, "vn_next")};
+  });
 }
 
 void read_verdef(Image& img, const Layout& l, ElfInfo& info, std::unordered_map<std::uint16_t, VersionRef>& index) {
   if (!l.verdef) return;
   const Region r = *l.verdef;
   constexpr std::uint64_t kDef = 20, kAux = 8;
-  if (l.verdef_count > r.size / kDef) {
-    img.fail("version definitions claim " + std::to_string(l.verdef_count) + " entries but the section holds at most " +
-             std::to_string(r.size / kDef));
-  }
-  ChainGuard def_guard(img, r, "version definition");
   std::uint64_t aux_budget = r.size / kAux;
-  std::uint64_t off = r.off;
-  for (std::uint64_t i = 0; i < l.verdef_count; ++i) {
-    def_guard.entry(off, kDef);
-    const auto vd_version = img.get<std::uint16_t>(off, "vd_version");
-    if (vd_version != 1) img.fail("version definition at " + hex_offset(off) + " has unsupported vd_version " + std::to_string(vd_version));
-    const auto vd_flags = img.get<std::uint16_t>(off + 2, "vd_flags");
-    const auto vd_ndx = img.get<std::uint16_t>(off + 4, "vd_ndx");
-    const std::uint64_t vd_cnt = img.get<std::uint16_t>(off + 6, "vd_cnt");
-    const std::uint64_t vd_aux = img.get<std::uint32_t>(off + 12, "vd_aux");
-    const std::uint64_t vd_next = img.get<std::uint32_t>(off + 16, "vd_next");
+  const VersionChain chain{"version definition", "version definitions", "vd_version", "vd_next", kDef};
+  walk_version_chain(img, r, l.verdef_count, chain, [&](std::uint64_t off) {
+    const auto vd_flags = img.u16(off + 2, "vd_flags");
+    const auto vd_ndx = img.u16(off + 4, "vd_ndx");
+    const std::uint64_t vd_cnt = img.u16(off + 6, "vd_cnt");
     if (vd_cnt > aux_budget) img.fail("version definitions list more names than the section can hold");
     aux_budget -= vd_cnt;
+    const std::uint64_t vd_next = img.u32(off + 16, "vd_next");
+    if (vd_cnt == 0) return vd_next;
     // Only the first Verdaux names the version; the rest name its parents.
-    if (vd_cnt > 0) {
-      std::uint64_t aux = img.add(off, vd_aux, "vd_aux");
-      // Per definition: linkers may point several definitions at one shared
-      // Verdaux (seen in the wild when a version is named like the soname).
-      ChainGuard aux_guard(img, r, "version definition auxiliary");
-      for (std::uint64_t j = 0; j < vd_cnt; ++j) {
-        aux_guard.entry(aux, kAux);
-        if (j == 0) {
-          std::string name = img.str(l.verdef_str, img.get<std::uint32_t>(aux, "vda_name"), "version definition");
-          index[static_cast<std::uint16_t>(vd_ndx & kMaxVersionIndex)] = VersionRef{name, ""};
-          if ((vd_flags & VER_FLG_BASE) == 0) info.version_definitions.push_back(std::move(name));
-        }
-        const std::uint64_t vda_next = img.get<std::uint32_t>(aux + 4, "vda_next");
-        if (vda_next == 0) break;
-        aux = img.add(aux, vda_next, "vda_next");
+    // Linkers may point several definitions at one shared Verdaux (seen in
+    // the wild when a version is named like the soname), so each definition
+    // guards its own walk.
+    std::uint64_t aux = img.add(off, img.u32(off + 12, "vd_aux"), "vd_aux");
+    ChainGuard aux_guard(img, r, "version definition auxiliary");
+    for (std::uint64_t j = 0; j < vd_cnt; ++j) {
+      aux_guard.entry(aux, kAux);
+      if (j == 0) {
+        std::string name = img.str(l.verdef_str, img.u32(aux, "vda_name"), "version definition");
+        index[static_cast<std::uint16_t>(vd_ndx & kMaxVersionIndex)] = VersionRef{name, ""};
+        if ((vd_flags & VER_FLG_BASE) == 0) info.version_definitions.push_back(std::move(name));
       }
+      const std::uint64_t vda_next = img.u32(aux + 4, "vda_next");
+      if (vda_next == 0) break;
+      aux = img.add(aux, vda_next, "vda_next");
     }
-    if (vd_next == 0 && i + 1 < l.verdef_count) {
-      img.fail("version definitions end after " + std::to_string(i + 1) + " of " + std::to_string(l.verdef_count) + " entries");
-    }
-    off = img.add(off, vd_next, "vd_next");
-  }
+    return vd_next;
+  });
 }
 
 SymbolBinding binding_of(std::uint8_t info) {
@@ -662,18 +636,10 @@ void read_symbols(Image& img, const Layout& l, ElfInfo& info,
   info.dynamic_symbols.reserve(count > 0 ? count - 1 : 0);
   for (std::uint64_t i = 1; i < count; ++i) {
     const std::uint64_t off = l.dynsym->off + i * l.sym_entsize;
-    std::uint64_t st_name;
-    std::uint8_t st_info;
-    std::uint16_t st_shndx;
-    if (img.is64) {
-      st_name = img.get<std::uint32_t>(off, "st_name");
-      st_info = img.get<std::uint8_t>(off + 4, "st_info");
-      st_shndx = img.get<std::uint16_t>(off + 6, "st_shndx");
-    } else {
-      st_name = img.get<std::uint32_t>(off, "st_name");
-      st_info = img.get<std::uint8_t>(off + 12, "st_info");
-      st_shndx = img.get<std::uint16_t>(off + 14, "st_shndx");
-    }
+    // Elf32_Sym puts st_value and st_size before st_info; Elf64_Sym after.
+    const std::uint64_t st_name = img.u32(off, "st_name");
+    const std::uint8_t st_info = img.u8(off + img.at(12, 4), "st_info");
+    const std::uint16_t st_shndx = img.u16(off + img.at(14, 6), "st_shndx");
     ElfSymbol sym;
     sym.name = img.str(l.symstr, st_name, "symbol");
     sym.defined = st_shndx != 0;

@@ -6,8 +6,8 @@
 #include <charconv>
 #include <utility>
 
-#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/evidence/format_reader.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/mapped_file.hpp"
 #include "kwheel/base/unique_fd.hpp"
@@ -17,31 +17,22 @@ namespace {
 
 // Constants from <mach-o/loader.h> and <mach-o/fat.h> (as LLVM's
 // BinaryFormat/MachO.h spells them), so no Apple header is needed.
-constexpr std::uint32_t MH_MAGIC = 0xfeedface;
-constexpr std::uint32_t MH_MAGIC_64 = 0xfeedfacf;
-constexpr std::uint32_t MH_CIGAM = 0xcefaedfe;
-constexpr std::uint32_t MH_CIGAM_64 = 0xcffaedfe;
-constexpr std::uint32_t FAT_MAGIC = 0xcafebabe;
-constexpr std::uint32_t FAT_MAGIC_64 = 0xcafebabf;
+// Magic numbers: thin headers as read little-endian, fat headers big-endian.
+enum ThinMagic : std::uint32_t { MH_MAGIC = 0xfeedface, MH_MAGIC_64 = 0xfeedfacf, MH_CIGAM = 0xcefaedfe, MH_CIGAM_64 = 0xcffaedfe };
+enum FatMagic : std::uint32_t { FAT_MAGIC = 0xcafebabe, FAT_MAGIC_64 = 0xcafebabf };
 
-constexpr std::uint32_t LC_VERSION_MIN_MACOSX = 0x24;
-constexpr std::uint32_t LC_BUILD_VERSION = 0x32;
+enum LoadCommandType : std::uint32_t { LC_VERSION_MIN_MACOSX = 0x24, LC_BUILD_VERSION = 0x32 };
 constexpr std::uint32_t PLATFORM_MACOS = 1;
 
-constexpr std::uint32_t CPU_ARCH_ABI64 = 0x01000000;
-constexpr std::uint32_t CPU_ARCH_ABI64_32 = 0x02000000;
-constexpr std::uint32_t CPU_TYPE_X86 = 7;
-constexpr std::uint32_t CPU_TYPE_ARM = 12;
-constexpr std::uint32_t CPU_TYPE_POWERPC = 18;
-constexpr std::uint32_t CPU_TYPE_X86_64 = CPU_TYPE_X86 | CPU_ARCH_ABI64;
-constexpr std::uint32_t CPU_TYPE_ARM64 = CPU_TYPE_ARM | CPU_ARCH_ABI64;
-constexpr std::uint32_t CPU_TYPE_ARM64_32 = CPU_TYPE_ARM | CPU_ARCH_ABI64_32;
-constexpr std::uint32_t CPU_TYPE_POWERPC64 = CPU_TYPE_POWERPC | CPU_ARCH_ABI64;
+enum CpuArchBits : std::uint32_t { CPU_ARCH_ABI64 = 0x01000000, CPU_ARCH_ABI64_32 = 0x02000000 };
+enum CpuType : std::uint32_t {
+  CPU_TYPE_X86 = 7, CPU_TYPE_ARM = 12, CPU_TYPE_POWERPC = 18,
+  CPU_TYPE_X86_64 = CPU_TYPE_X86 | CPU_ARCH_ABI64, CPU_TYPE_ARM64 = CPU_TYPE_ARM | CPU_ARCH_ABI64,
+  CPU_TYPE_ARM64_32 = CPU_TYPE_ARM | CPU_ARCH_ABI64_32, CPU_TYPE_POWERPC64 = CPU_TYPE_POWERPC | CPU_ARCH_ABI64
+};
 // The subtype's high byte holds capability bits (arm64e keeps its
 // pointer-authentication ABI version there), not the CPU model.
-constexpr std::uint32_t CPU_SUBTYPE_MASK = 0xff000000;
-constexpr std::uint32_t CPU_SUBTYPE_X86_64_H = 8;
-constexpr std::uint32_t CPU_SUBTYPE_ARM64E = 2;
+enum CpuSubtype : std::uint32_t { CPU_SUBTYPE_MASK = 0xff000000, CPU_SUBTYPE_X86_64_H = 8, CPU_SUBTYPE_ARM64E = 2 };
 
 constexpr std::uint64_t kMachHeaderSize = 28;
 constexpr std::uint64_t kMachHeader64Size = 32;
@@ -59,37 +50,6 @@ constexpr std::uint64_t kFatArch64Size = 32;
 constexpr std::uint32_t kMaxFatArch = 19;
 // LLVM's limit for a slice's alignment (MachOUniversalBinary: 2^15).
 constexpr std::uint32_t kMaxFatAlign = 15;
-
-// One byte range (the file, or one slice of a universal file) read in the
-// byte order its header declares, with Mach-O's error messages.
-class Reader : public ByteReader {
- public:
-  Reader(std::span<const std::byte> bytes, std::string_view name, std::string where = "")
-      : ByteReader(bytes, ByteOrder::little, past_the_end(name, where, bytes.size())), name_(name), where_(std::move(where)) {}
-
-  std::string_view name() const { return name_; }
-
-  [[noreturn]] void fail(const std::string& what) const { fail(name_, where_, what); }
-
-  Reader slice(std::uint64_t off, std::uint64_t len, std::string where) const {
-    return Reader(bytes().subspan(off, len), name_, std::move(where));
-  }
-
- private:
-  [[noreturn]] static void fail(std::string_view name, const std::string& where, const std::string& what) {
-    throw Error(ErrorKind::input, std::string(name) + ": malformed Mach-O: " + where + what +
-                                      "; rebuild it, or leave it out of the wheel");
-  }
-  static Refusal past_the_end(std::string_view name, const std::string& where, std::uint64_t size) {
-    return [name, where, size](std::uint64_t off, std::uint64_t, std::string_view what) {
-      fail(name, where, std::string(what) + " at offset " + hex_offset(off) + " runs past the end (" + std::to_string(size) +
-                            " bytes)");
-    };
-  }
-
-  std::string_view name_;
-  std::string where_;  // "slice 2 of 2 (arm64): " inside a universal file
-};
 
 std::uint32_t first_word_le(std::span<const std::byte> b) {
   return std::to_integer<std::uint32_t>(b[0]) | std::to_integer<std::uint32_t>(b[1]) << 8 |
@@ -149,7 +109,7 @@ struct VersionFacts {
   std::optional<std::uint32_t> first_platform;
   std::uint32_t first_sdk = 0;
 
-  void set_macos(const Reader& r, const char* from, std::uint32_t min, std::uint32_t sdk) {
+  void set_macos(const FormatReader& r, const char* from, std::uint32_t min, std::uint32_t sdk) {
     // A zippered binary has one LC_BUILD_VERSION per platform; two that both
     // give a macOS minimum (or both kinds of command) leave it ambiguous.
     if (source != nullptr) {
@@ -161,7 +121,7 @@ struct VersionFacts {
   }
 };
 
-void read_build_version(const Reader& r, std::uint64_t off, std::uint64_t cmdsize, VersionFacts& facts) {
+void read_build_version(const FormatReader& r, std::uint64_t off, std::uint64_t cmdsize, VersionFacts& facts) {
   if (cmdsize < kBuildVersionSize) r.fail("LC_BUILD_VERSION of " + std::to_string(cmdsize) + " bytes is too short");
   const std::uint32_t platform = r.u32(off + 8, "LC_BUILD_VERSION platform");
   const std::uint32_t minos = r.u32(off + 12, "LC_BUILD_VERSION minos");
@@ -181,7 +141,7 @@ void read_build_version(const Reader& r, std::uint64_t off, std::uint64_t cmdsiz
   }
 }
 
-void read_version_min(const Reader& r, std::uint64_t off, std::uint64_t cmdsize, VersionFacts& facts) {
+void read_version_min(const FormatReader& r, std::uint64_t off, std::uint64_t cmdsize, VersionFacts& facts) {
   if (cmdsize < kVersionMinSize) r.fail("LC_VERSION_MIN_MACOSX of " + std::to_string(cmdsize) + " bytes is too short");
   facts.set_macos(r, "LC_VERSION_MIN_MACOSX", r.u32(off + 8, "LC_VERSION_MIN_MACOSX version"),
                   r.u32(off + 12, "LC_VERSION_MIN_MACOSX sdk"));
@@ -194,7 +154,7 @@ struct LoadCommand {
 
 // Command `i` at `off`, checked to lie inside the load commands that end at
 // `end`.
-LoadCommand load_command(const Reader& r, std::uint64_t i, std::uint64_t ncmds, std::uint64_t off, std::uint64_t end) {
+LoadCommand load_command(const FormatReader& r, std::uint64_t i, std::uint64_t ncmds, std::uint64_t off, std::uint64_t end) {
   auto at = [&] { return "load command " + std::to_string(i) + " of " + std::to_string(ncmds); };
   if (end - off < kMinLoadCommand) r.fail(at() + " starts past the end of the load commands");
   const LoadCommand c{r.u32(off, "cmd"), r.u32(off + 4, "cmdsize")};
@@ -214,7 +174,7 @@ LoadCommand load_command(const Reader& r, std::uint64_t i, std::uint64_t ncmds, 
 // Walks ncmds commands inside [begin, begin + sizeofcmds). Each command takes
 // at least 8 bytes of that range, so ncmds is capped by the bytes present:
 // the walk is linear in the file's size whatever the header claims.
-VersionFacts walk_load_commands(const Reader& r, std::uint64_t begin, std::uint64_t ncmds, std::uint64_t sizeofcmds) {
+VersionFacts walk_load_commands(const FormatReader& r, std::uint64_t begin, std::uint64_t ncmds, std::uint64_t sizeofcmds) {
   if (ncmds > sizeofcmds / kMinLoadCommand) {
     r.fail("ncmds " + std::to_string(ncmds) + " cannot fit in sizeofcmds " + std::to_string(sizeofcmds) +
            " (each load command takes at least 8 bytes)");
@@ -230,7 +190,7 @@ VersionFacts walk_load_commands(const Reader& r, std::uint64_t begin, std::uint6
   return facts;
 }
 
-MachOSlice parse_thin(Reader r) {
+MachOSlice parse_thin(FormatReader r) {
   if (r.size() < 4) r.fail("file is " + std::to_string(r.size()) + " bytes, too short for a Mach-O header");
   r.set_order(ByteOrder::little);  // the magic, read little-endian, tells the byte order
   const std::uint32_t magic = r.u32(0, "magic");
@@ -269,7 +229,7 @@ struct FatArch {
   std::string arch;
 };
 
-FatArch read_fat_arch(const Reader& r, std::uint64_t off, bool is64) {
+FatArch read_fat_arch(const FormatReader& r, std::uint64_t off, bool is64) {
   FatArch a;
   a.cputype = r.u32(off, "fat_arch cputype");
   a.cpusubtype = r.u32(off + 4, "fat_arch cpusubtype");
@@ -283,7 +243,7 @@ FatArch read_fat_arch(const Reader& r, std::uint64_t off, bool is64) {
 // The checks LLVM's MachOUniversalBinary makes: each slice inside the file,
 // past the header table, aligned as declared, and no two overlapping or for
 // the same CPU (which slice would the loader pick?).
-void check_fat_arch(const Reader& r, const std::vector<FatArch>& seen, const FatArch& a, std::uint64_t table_end) {
+void check_fat_arch(const FormatReader& r, const std::vector<FatArch>& seen, const FatArch& a, std::uint64_t table_end) {
   const std::string what = "slice " + std::to_string(seen.size() + 1) + " (" + a.arch + ")";
   if (!r.contains(a.offset, a.size)) {
     r.fail(what + " at offset " + hex_offset(a.offset) + " (size " + std::to_string(a.size) + ") lies outside the file (" +
@@ -302,8 +262,8 @@ void check_fat_arch(const Reader& r, const std::vector<FatArch>& seen, const Fat
   }
 }
 
-MachOSlice parse_fat_slice(const Reader& r, const FatArch& a, std::size_t index, std::size_t count) {
-  Reader sub = r.slice(a.offset, a.size,
+MachOSlice parse_fat_slice(const FormatReader& r, const FatArch& a, std::size_t index, std::size_t count) {
+  FormatReader sub = r.slice(a.offset, a.size,
                        "slice " + std::to_string(index + 1) + " of " + std::to_string(count) + " (" + a.arch + "): ");
   sub.set_order(ByteOrder::big);  // for the fat magic; parse_thin sets the slice's own order
   if (sub.size() >= 4 && is_fat_magic(sub.u32(0, "magic"))) sub.fail("a slice is itself a universal binary");
@@ -314,7 +274,7 @@ MachOSlice parse_fat_slice(const Reader& r, const FatArch& a, std::size_t index,
   return s;
 }
 
-MachOInfo parse_fat(Reader r, MachOInfo info) {
+MachOInfo parse_fat(FormatReader r, MachOInfo info) {
   r.set_order(ByteOrder::big);  // universal headers are big-endian whatever the slices are
   const bool is64 = r.u32(0, "magic") == FAT_MAGIC_64;
   const std::uint64_t nfat = r.u32(4, "nfat_arch");  // 1..kMaxFatArch: has_macho_magic checked
@@ -392,7 +352,7 @@ MachOInfo parse_macho(std::span<const std::byte> bytes, std::string_view name) {
   if (!has_macho_magic(bytes)) not_macho(bytes, name);
   MachOInfo info;
   info.name = std::string(name);
-  const Reader r(bytes, name);
+  const FormatReader r(bytes, name, "Mach-O");
   if (is_fat_magic(be32(bytes, 0))) return parse_fat(r, std::move(info));
   info.slices.push_back(parse_thin(r));
   return info;

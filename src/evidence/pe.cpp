@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/evidence/format_reader.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/mapped_file.hpp"
 #include "kwheel/base/unique_fd.hpp"
@@ -26,35 +26,9 @@ constexpr std::uint64_t kSectionHeaderSize = 40;
 constexpr std::uint64_t kMinOptionalPe32 = 96;
 constexpr std::uint64_t kMinOptionalPe32Plus = 112;
 
-constexpr std::uint16_t PE32_MAGIC = 0x10b;
-constexpr std::uint16_t PE32PLUS_MAGIC = 0x20b;
-constexpr std::uint16_t IMAGE_FILE_DLL = 0x2000;
-constexpr std::uint16_t IMAGE_FILE_MACHINE_I386 = 0x14c;
-constexpr std::uint16_t IMAGE_FILE_MACHINE_AMD64 = 0x8664;
-constexpr std::uint16_t IMAGE_FILE_MACHINE_ARM64 = 0xaa64;
-
-// The image with PE's error messages; PE has no byte order but little-endian.
-class Reader : public ByteReader {
- public:
-  Reader(std::span<const std::byte> bytes, std::string_view name)
-      : ByteReader(bytes, ByteOrder::little, past_the_end(name, bytes.size())), name_(name) {}
-
-  [[noreturn]] void fail(const std::string& what) const { fail(name_, what); }
-
- private:
-  [[noreturn]] static void fail(std::string_view name, const std::string& what) {
-    throw Error(ErrorKind::input,
-                std::string(name) + ": malformed PE: " + what + "; rebuild it, or leave it out of the wheel");
-  }
-  static Refusal past_the_end(std::string_view name, std::uint64_t size) {
-    return [name, size](std::uint64_t off, std::uint64_t, std::string_view what) {
-      fail(name, std::string(what) + " at offset " + hex_offset(off) + " runs past the end of the file (" +
-                     std::to_string(size) + " bytes)");
-    };
-  }
-
-  std::string_view name_;
-};
+enum OptionalMagic : std::uint16_t { PE32_MAGIC = 0x10b, PE32PLUS_MAGIC = 0x20b };
+enum Characteristics : std::uint16_t { IMAGE_FILE_DLL = 0x2000 };
+enum Machine : std::uint16_t { IMAGE_FILE_MACHINE_I386 = 0x14c, IMAGE_FILE_MACHINE_AMD64 = 0x8664, IMAGE_FILE_MACHINE_ARM64 = 0xaa64 };
 
 std::uint32_t lfanew_of(std::span<const std::byte> head) {
   std::uint32_t v = 0;
@@ -81,7 +55,7 @@ std::string arch_name(std::uint16_t machine) {
 
 // Reads the optional header's magic and checks the header is long enough
 // for the fields the loader requires of that kind of image.
-bool read_optional_header(const Reader& r, std::uint64_t off, std::uint64_t size) {
+bool read_optional_header(const FormatReader& r, std::uint64_t off, std::uint64_t size) {
   if (size < 2) r.fail("the optional header is " + std::to_string(size) + " bytes: an object file, not an image");
   if (!r.contains(off, size)) {
     r.fail("the optional header (" + std::to_string(size) + " bytes at " + hex_offset(off) + ") runs past the end of the file");
@@ -122,7 +96,7 @@ PeInfo parse_pe(std::span<const std::byte> bytes, std::string_view name) {
   if (!has_pe_magic(bytes)) {
     throw Error(ErrorKind::input, std::string(name) + ": not a PE image (no MZ header pointing at a PE signature)");
   }
-  const Reader r(bytes, name);
+  const FormatReader r(bytes, name, "PE");
   const std::uint64_t lfanew = lfanew_of(bytes);
   if (!r.contains(lfanew, kSignatureSize + kCoffHeaderSize)) {
     r.fail("the PE header at e_lfanew " + hex_offset(lfanew) + " runs past the end of the file (" + std::to_string(r.size()) +

@@ -4,25 +4,27 @@
 // headers and tables it needs, so nothing is read into memory whole.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <span>
 
 namespace kwheel {
 
+// Movable, not copyable: the mapping goes with its owner.
 class MappedFile {
  public:
   // Throws Error(io) when the file cannot be opened or mapped, Error(input)
   // when it is not a regular file (a FIFO named like a library must
   // neither hang nor pass).
   explicit MappedFile(const std::filesystem::path& path);
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const std::byte> bytes() const;
 
  private:
-  void* addr_ = nullptr;
-  std::size_t size_ = 0;
+  struct Unmap {
+    std::size_t size;
+    void operator()(void* addr) const;
+  };
+  std::unique_ptr<void, Unmap> map_{nullptr, Unmap{0}};
 };
 
 }  // namespace kwheel

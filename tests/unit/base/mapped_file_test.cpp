@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "error_support.hpp"
 #include "kwheel/base/temp_dir.hpp"
@@ -38,6 +40,20 @@ TEST(MappedFile, MapsTheFilesBytes) {
   const MappedFile m(write(dir.path() / "lib.so", bytes));
   ASSERT_EQ(m.bytes().size(), bytes.size());
   EXPECT_EQ(as_string(m.bytes()), bytes);
+}
+
+TEST(MappedFile, AMoveHandsTheMappingOver) {
+  static_assert(!std::is_copy_constructible_v<MappedFile>, "a copy would unmap twice");
+  TempDir dir("mapped-file-test");
+  MappedFile first(write(dir.path() / "lib.so", "0123456789"));
+  const std::byte* addr = first.bytes().data();
+  MappedFile second(std::move(first));
+  EXPECT_TRUE(first.bytes().empty());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  ASSERT_EQ(second.bytes().data(), addr);
+  EXPECT_EQ(as_string(second.bytes()), "0123456789");
+  MappedFile third(write(dir.path() / "other.so", "abc"));
+  third = std::move(second);
+  EXPECT_EQ(as_string(third.bytes()), "0123456789");
 }
 
 TEST(MappedFile, EmptyFileIsNoBytes) {
