@@ -436,6 +436,16 @@ UniqueFd lock_site(const fs::path& site) {
   return lock;
 }
 
+// A manifest file's GPU code; read from the served wheel for a file indexed
+// before kwheel recorded it.
+std::vector<std::string> recorded_gpu_code(const json& f, const fs::path& wheel) {
+  if (!f.contains("gpu_code") || !f["gpu_code"].is_array()) return gpu_code_of(WheelArchive(wheel));
+  std::vector<std::string> out;
+  for (const auto& g : f["gpu_code"])
+    if (g.is_string()) out.push_back(g.get<std::string>());
+  return out;
+}
+
 // One file of the manifest, checked against the bytes the site serves.
 Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manifest) {
   // The manifest is on disk, where anyone may have edited it: every
@@ -460,12 +470,7 @@ Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manife
       sha256_file_hex(fs::path(e.source) += ".metadata") != e.metadata_sha256)
     throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
-  if (f.contains("gpu_code") && f["gpu_code"].is_array()) {
-    for (const auto& g : f["gpu_code"])
-      if (g.is_string()) e.gpu_code.push_back(g.get<std::string>());
-  } else {
-    e.gpu_code = gpu_code_of(WheelArchive(e.source));  // indexed before kwheel recorded it
-  }
+  e.gpu_code = recorded_gpu_code(f, e.source);
   return e;
 }
 
