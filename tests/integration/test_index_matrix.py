@@ -340,3 +340,21 @@ def test_title_is_kept_checked_and_old_sites_get_their_gpu_code(kwheel_bin, dist
     assert {f["filename"]: f["gpu_code"] for f in m["files"] if f["filename"] in recorded} == recorded
     assert any(recorded.values())
     assert m["title"] == "Renamed" and "<title>Renamed</title>" in (site / "kernels" / "img2gray.html").read_text()
+
+
+def test_pip_and_uv_install_from_a_titled_site(kwheel_bin, dist, tmp_path, venv_python):
+    """The matrix pages sit beside the simple API: pip and uv still read simple/ and the sub-indexes."""
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist, "--out", site, "--title", TITLE).returncode == 0
+    env = clean_env(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", UV_NO_CONFIG="1")
+    r = subprocess.run([venv_python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--no-cache-dir", "-q",
+                        "--report", "-", "--index-url", f"{site.as_uri()}/torch2.7-cu126/simple", "img2gray"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    [item] = json.loads(r.stdout)["install"]
+    assert item["metadata"]["version"] == "0.2.0+torch2.7.cu126"
+    uv = shutil.which("uv", path=str(Path(venv_python).parent)) or shutil.which("uv")
+    r = subprocess.run([uv, "pip", "install", "--no-deps", "--target", tmp_path / "t", "--python", venv_python, "--cache-dir", tmp_path / "uv-cache",
+                        "--index-url", f"{site.as_uri()}/torch2.9-cpu/simple", "img2gray"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t" / "img2gray-0.1.0+torch2.9.cpu.dist-info").is_dir()
