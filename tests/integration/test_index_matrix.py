@@ -38,7 +38,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TITLE = "Acme GPU kernels"
 USAGE = 2
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (scripts/setup installs it)")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (scripts/setup installs it)")
 
 # kernel -> version -> variant -> CUDA targets its .so carries (None: pure Python, []: a plain .so)
 KERNELS = {
@@ -268,6 +268,7 @@ def site_wheels(site: Path) -> list[dict]:
     return out
 
 
+@needs_chromium
 def test_matrix_pages_render_every_wheel_once_in_its_cell(kwheel_bin, dist, tmp_path):
     site, plain = tmp_path / "site", tmp_path / "plain"
     r = kwheel(kwheel_bin, "index", dist, "--out", site, "--title", TITLE, "--json")
