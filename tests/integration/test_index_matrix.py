@@ -359,3 +359,13 @@ def test_pip_and_uv_install_from_a_titled_site(kwheel_bin, dist, tmp_path, venv_
                         "--index-url", f"{site.as_uri()}/torch2.9-cpu/simple", "img2gray"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "t" / "img2gray-0.1.0+torch2.9.cpu.dist-info").is_dir()
+
+
+def test_base_url_makes_matrix_links_absolute(kwheel_bin, dist, tmp_path):
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist, "--out", site, "--base-url", "https://kernels.example.org/idx/").returncode == 0
+    for page in ["index.html", "kernels/img2gray.html"]:
+        hrefs = re.findall(r'<li><a href="([^"]+)" title=', (site / page).read_text())
+        assert len(hrefs) == (9 if page == "index.html" else 7)
+        assert all(h.startswith("https://kernels.example.org/idx/files/img2gray-") or h.startswith("https://kernels.example.org/idx/files/relu-")
+                   for h in hrefs), hrefs
