@@ -13,6 +13,7 @@ struct IndexArgs {
   std::vector<std::string> inputs;
   std::string out;
   std::string base_url;
+  std::optional<std::string> title;
 };
 
 }  // namespace
@@ -23,15 +24,19 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels to add")->required();
   sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->required();
   sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links");
+  sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
   add_output_flags(sub, out);
   sub->callback([a, &out, &exit_code] {
     SiteOptions o;
     o.out = a->out;
     o.base_url = a->base_url;
+    o.title = a->title;
     if (!o.base_url.empty() && !o.base_url.starts_with("http://") && !o.base_url.starts_with("https://") && !o.base_url.starts_with("file://"))
       throw Error(ErrorKind::usage, "--base-url '" + o.base_url + "' must be an http://, https:// or file:// URL");
     SiteReport r = build_site(wheel_files(a->inputs), o);
     exit_code = 0;
+    std::vector<std::string> pages;
+    for (const auto& p : r.pages) pages.push_back((r.site / p).string());
     if (out.json) {
       out.emit_json({{"ok", true},
                      {"site", r.site.string()},
@@ -39,7 +44,9 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
                      {"unchanged", r.unchanged},
                      {"kept", r.kept},
                      {"projects", r.projects},
-                     {"variants", r.variants}});
+                     {"variants", r.variants},
+                     {"title", r.title},
+                     {"pages", pages}});
       return;
     }
     for (const auto& f : r.added) std::cout << "added     " << f << "\n";
@@ -47,6 +54,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     if (!out.quiet) {
       std::cout << "index     " << (r.site / "simple").string() << "/\n";
       for (const auto& v : r.variants) std::cout << "index     " << (r.site / v / "simple").string() << "/\n";
+      for (const auto& p : pages) std::cout << "page      " << p << "\n";
     }
     std::cout.flush();
     out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +

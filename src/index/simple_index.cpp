@@ -24,10 +24,12 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/http.hpp"
+#include "kwheel/index/matrix_page.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/unique_fd.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
+#include "kwheel/validate/wheel_objects.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -177,6 +179,7 @@ struct Entry {
   uint64_t size = 0;
   std::string requires_python;
   std::string metadata_sha256;
+  std::vector<std::string> gpu_code;  // what its objects carry: "sm_90", "gfx90a" (matrix pages)
   fs::path source;      // where the bytes come from for this run
   std::string metadata; // METADATA bytes (new wheels); old ones are linked
   bool is_new = false;
@@ -212,6 +215,23 @@ bool variant_accepts(const LocalLabel& variant, const LocalLabel& wheel) {
 }
 
 Version sortable_version(const std::string& v) { return Version::try_parse(v).value_or(Version::parse("0")); }
+
+// The GPU code a wheel's objects carry, as `kwheel inspect` reads it. A
+// wheel whose objects cannot be read is still indexed (installers do not
+// read them either); its cell says so.
+std::vector<std::string> gpu_code_of(const WheelArchive& wheel) {
+  std::vector<ObjectGpuCode> objects;
+  try {
+    objects = wheel_gpu_code(wheel);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::input) throw;
+    return {"unreadable"};
+  }
+  std::vector<std::string> out;
+  for (const auto& t : all_cuda_targets(objects)) out.push_back(t.str());
+  for (const auto& g : all_gfx_targets(objects)) out.push_back(g);
+  return out;
+}
 
 }  // namespace
 
@@ -416,6 +436,16 @@ UniqueFd lock_site(const fs::path& site) {
   return lock;
 }
 
+// A manifest file's GPU code; read from the served wheel for a file indexed
+// before kwheel recorded it.
+std::vector<std::string> recorded_gpu_code(const json& f, const fs::path& wheel) {
+  if (!f.contains("gpu_code") || !f["gpu_code"].is_array()) return gpu_code_of(WheelArchive(wheel));
+  std::vector<std::string> out;
+  for (const auto& g : f["gpu_code"])
+    if (g.is_string()) out.push_back(g.get<std::string>());
+  return out;
+}
+
 // One file of the manifest, checked against the bytes the site serves.
 Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manifest) {
   // The manifest is on disk, where anyone may have edited it: every
@@ -440,12 +470,13 @@ Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manife
       sha256_file_hex(fs::path(e.source) += ".metadata") != e.metadata_sha256)
     throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
+  e.gpu_code = recorded_gpu_code(f, e.source);
   return e;
 }
 
 // What an existing site holds, by filename (sorted output); empty for a new
 // or empty directory.
-std::map<std::string, Entry> read_site(const fs::path& site) {
+std::map<std::string, Entry> read_site(const fs::path& site, std::optional<std::string>& title) {
   std::map<std::string, Entry> entries;
   std::error_code ec;
   if (!fs::is_directory(site, ec)) throw Error(ErrorKind::usage, "--out '" + site.string() + "' exists and is not a directory");
@@ -465,6 +496,7 @@ std::map<std::string, Entry> read_site(const fs::path& site) {
                .value_or(json(json::value_t::discarded));
   if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
     throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
+  if (m.contains("title") && m["title"].is_string()) title = m["title"].get<std::string>();
   for (const auto& f : m["files"]) {
     Entry e = manifest_entry(f, site, manifest);
     entries.emplace(e.filename, std::move(e));
@@ -486,6 +518,7 @@ Entry given_entry(const fs::path& w) {
   e.requires_python = archive.field("Requires-Python");
   e.metadata = archive.read(archive.dist_info() + "/METADATA");
   e.metadata_sha256 = sha256_hex(e.metadata);
+  e.gpu_code = gpu_code_of(archive);
   e.source = w;
   e.is_new = true;
   return e;
@@ -589,20 +622,34 @@ std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std:
   return variants;
 }
 
-void write_landing_page(const fs::path& root, const std::map<std::string, LocalLabel>& variants) {
-  std::string landing = kHead;
-  landing += "    <title>Package index</title>\n  </head>\n  <body>\n    <h1>Package index</h1>\n    <p>Every build: <a href=\"simple/\">simple/</a></p>\n";
-  if (!variants.empty()) {
-    landing += "    <p>One index per torch/compute combination (use as pip's --index-url):</p>\n    <ul>\n";
-    for (const auto& [vname, vlabel] : variants)
-      landing += "      <li><a href=\"" + html_escape(vname) + "/simple/\">" + html_escape(vname) + "/simple/</a>: " + html_escape(vlabel.describe()) + "</li>\n";
-    landing += "    </ul>\n";
+// SITE/index.html (every kernel) and SITE/kernels/<project>.html: the
+// build matrices, linking the same files/ the simple pages do.
+void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
+                        const SiteOptions& o, SiteReport& report) {
+  std::map<std::string, std::vector<MatrixWheel>> kernels;
+  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size});
+  std::string base = o.base_url;
+  while (base.ends_with("/")) base.pop_back();
+  MatrixPageSpec spec;
+  spec.title = report.title;
+  spec.files_base = base.empty() ? "files/" : base + "/files/";
+  spec.link_kernel_pages = true;
+  spec.kernels.assign(kernels.begin(), kernels.end());
+  for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
+  write_text(root / "index.html", render_matrix_page(spec));
+  report.pages.push_back("index.html");
+  spec.files_base = base.empty() ? "../files/" : base + "/files/";
+  spec.to_root = "../";
+  spec.link_kernel_pages = false;
+  spec.sub_indexes.clear();
+  for (const auto& [project, wheels] : kernels) {
+    spec.kernels = {{project, wheels}};
+    write_text(root / "kernels" / (project + ".html"), render_matrix_page(spec));
+    report.pages.push_back("kernels/" + project + ".html");
   }
-  landing += "  </body>\n</html>\n";
-  write_text(root / "index.html", landing);
 }
 
-void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries) {
+void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries, const std::optional<std::string>& title) {
   json files = json::array();
   for (const auto& [name, e] : entries)
     files.push_back({{"filename", name},
@@ -611,8 +658,11 @@ void write_manifest(const fs::path& root, const std::map<std::string, Entry>& en
                      {"sha256", e.sha256},
                      {"size", e.size},
                      {"requires_python", e.requires_python},
-                     {"metadata_sha256", e.metadata_sha256}});
-  write_text(root / kManifest, json{{"format", kManifestFormat}, {"files", files}}.dump(1) + "\n");
+                     {"metadata_sha256", e.metadata_sha256},
+                     {"gpu_code", e.gpu_code}});
+  json manifest{{"format", kManifestFormat}, {"files", files}};
+  if (title) manifest["title"] = *title;
+  write_text(root / kManifest, manifest.dump(1) + "\n");
 }
 
 // The new site (scratch) takes SITE's place; `scratch` is left holding what
@@ -647,9 +697,14 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
 
   std::error_code ec;
   const bool exists = fs::exists(site, ec);
-  std::map<std::string, Entry> entries = exists ? read_site(site) : std::map<std::string, Entry>{};
+  std::optional<std::string> title = o.title;
+  if (title) check_page_title(*title);
+  std::optional<std::string> stored_title;
+  std::map<std::string, Entry> entries = exists ? read_site(site, stored_title) : std::map<std::string, Entry>{};
+  if (!title) title = stored_title;
   SiteReport report;
   report.site = site;
+  report.title = title.value_or(kDefaultPageTitle);
   add_wheels(wheels, site, entries, report);
 
   // The new site, beside the old one.
@@ -659,8 +714,8 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   const fs::path root = scratch.path();
   write_files(root, entries);
   const auto variants = write_indexes(root, entries, o, report);
-  write_landing_page(root, variants);
-  write_manifest(root, entries);
+  write_matrix_pages(root, entries, variants, o, report);
+  write_manifest(root, entries, title);
   swap_in(scratch, site, exists);
   return report;
 }

@@ -12,7 +12,8 @@
 //   SITE/<variant>/simple/...                   the same for one torch/compute
 //                                               combination ("torch2.7-cu126"),
 //                                               universal wheels in every one
-//   SITE/index.html                             a landing page naming them
+//   SITE/index.html                             every kernel's build matrix, and the sub-indexes
+//   SITE/kernels/<project>.html                 one kernel's build matrix (index/matrix_page)
 //   SITE/kwheel-index.json                      what kwheel indexed (sha256s)
 #include <cstdint>
 #include <filesystem>
@@ -57,6 +58,9 @@ std::vector<std::string> parse_root_page(const std::string& body, bool is_json, 
 struct SiteOptions {
   std::filesystem::path out;   // SITE
   std::string base_url;        // absolute wheel URLs under BASE/files/; "" = relative links
+  // The matrix pages' title, kept in the manifest for later runs; nullopt
+  // keeps the site's (kDefaultPageTitle if it never had one).
+  std::optional<std::string> title;
 };
 
 struct SiteReport {
@@ -66,6 +70,8 @@ struct SiteReport {
   std::vector<std::string> kept;       // already in the site, not given this time
   std::vector<std::string> projects;   // normalized names
   std::vector<std::string> variants;   // sub-index names
+  std::string title;                   // the matrix pages' title
+  std::vector<std::string> pages;      // the matrix pages, relative to the site: "index.html", "kernels/<project>.html"
 };
 
 // Builds SITE from its current wheels plus `wheels` in a temporary directory

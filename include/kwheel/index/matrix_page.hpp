@@ -1,0 +1,72 @@
+#pragma once
+// The pages of a kwheel site written for people: SITE/index.html and
+// SITE/kernels/<project>.html show, per kernel, which builds exist as a
+// matrix, rows torch versions and columns backends, each cell linking its
+// wheels with their GPU code, platform tag and size. Plain HTML and CSS.
+// The PEP 503/691 pages under simple/ are simple_index's, not these.
+//
+// Rows and columns come from the wheel's local label, read by read_label
+// (validate/compat), the same reading that names the site's sub-indexes.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kwheel {
+
+// One wheel of the site, as a matrix cell shows it.
+struct MatrixWheel {
+  std::string project;                // normalized name
+  std::string filename;
+  std::string version;                // the wheel's version, local label included
+  std::vector<std::string> gpu_code;  // read from its objects: "sm_90", "compute_90", "gfx90a"
+  uint64_t size = 0;
+};
+
+// Where a wheel's version puts it: a row ("torch 2.7", "any torch") and a
+// column ("cu126", "cpu", "noarch" for torch-universal, "noarch-cuda" for
+// a pure-Python torch-cuda build).
+struct MatrixPlace {
+  std::string row;
+  std::string column;
+};
+MatrixPlace matrix_place(const std::string& version);
+
+// One kernel's matrix: rows newest torch first ("any torch" last), columns
+// CUDA, ROCm, XPU, other accelerators, CPU, Metal, then the noarch ones,
+// versions ascending within a kind; each cell's wheels by version, newest
+// first, then filename.
+struct Matrix {
+  std::vector<std::string> rows;
+  std::vector<std::string> columns;
+  std::map<std::pair<size_t, size_t>, std::vector<MatrixWheel>> cells;  // (row, column) index
+};
+Matrix build_matrix(std::vector<MatrixWheel> wheels);
+
+// A sub-index the root page lists ("torch2.7-cu126", "torch 2.7, CUDA 12.6").
+struct SubIndexLink {
+  std::string name;
+  std::string description;
+};
+
+struct MatrixPageSpec {
+  std::string title;
+  std::string files_base;    // prefix of wheel links: "files/", "../files/" or "BASE/files/"
+  std::string to_root;       // "" on SITE/index.html, "../" on a kernel page
+  bool link_kernel_pages = false;  // headings link kernels/<project>.html (the root page)
+  std::vector<std::pair<std::string, std::vector<MatrixWheel>>> kernels;  // project -> its wheels
+  std::vector<SubIndexLink> sub_indexes;  // listed under the matrices (the root page)
+};
+std::string render_matrix_page(const MatrixPageSpec& spec);
+
+// The page title kwheel writes when none was ever given.
+inline constexpr const char* kDefaultPageTitle = "Package index";
+// Throws Error(usage) naming --title for an empty title, one with control
+// characters, or one over 200 bytes.
+void check_page_title(const std::string& title);
+
+// "512 B", "12.3 KiB", "4.0 MiB": what a cell shows.
+std::string human_size(uint64_t bytes);
+
+}  // namespace kwheel

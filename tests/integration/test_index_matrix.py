@@ -1,0 +1,371 @@
+"""`kwheel index`'s matrix pages (SITE/index.html, SITE/kernels/<project>.html)
+as a browser shows them: headless Chromium (Debian's `chromium`) renders each
+page, its DOM is read back (`--dump-dom`) and its screenshot checked.
+
+The wheels are real kwheel builds of kernel repos on disk (tests/hub's
+kernel_repos, CUDA objects with real .nv_fatbin sections from elfgen):
+two torch versions, CUDA 12.6 and 13.0, CPU, torch-universal and torch-cuda
+noarch builds, an x86_64 and an aarch64 build sharing a cell, and two
+versions sharing one, across two kernels. Rows and columns are derived here
+from the site's files/ (filenames and the wheels' METADATA), not from
+kwheel's output. The simple/ pages (PEP 503/691/658) are held byte-identical
+with and without --title; test_publish_index_pin.py holds pip and uv to them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zipfile
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "hub"))
+import kernel_repos as kr  # noqa: E402
+from conftest import clean_env  # noqa: E402
+from elfgen import cuda_shared_object, shared_object  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+TITLE = "Acme GPU kernels"
+USAGE = 2
+
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (scripts/setup installs it)")
+
+# kernel -> version -> variant -> CUDA targets its .so carries (None: pure Python, []: a plain .so)
+KERNELS = {
+    "img2gray": {
+        "0.1.0": {
+            "torch27-cxx11-cu126-x86_64-linux": ["sm_80", "sm_90"],
+            "torch27-cxx11-cu126-aarch64-linux": ["sm_90"],
+            "torch29-cxx11-cu130-x86_64-linux": ["sm_90", "sm_100", "compute_100"],
+            "torch29-cxx11-cpu-x86_64-linux": [],
+            "torch-universal": None,
+            "torch-cuda": None,
+        },
+        "0.2.0": {"torch27-cxx11-cu126-x86_64-linux": ["sm_90"]},
+    },
+    "relu": {"1.0.0": {"torch29-cxx11-cu130-x86_64-linux": ["sm_120"], "torch-universal": None}},
+}
+
+
+def kwheel(kwheel_bin, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(kwheel_bin), *map(str, args)], capture_output=True, text=True, env=clean_env(), timeout=300)
+
+
+def declared(targets: list[str]) -> list[str]:
+    """metadata.json's backend.archs for SASS targets: sm_90 -> 9.0."""
+    return [f"{t[3:-1]}.{t[-1]}" for t in targets if t.startswith("sm_")]
+
+
+def write_repo(root: Path, name: str, variants: dict) -> Path:
+    for variant, targets in variants.items():
+        arch = "aarch64" if "-aarch64-" in variant else "x86_64"
+        so = None if targets is None else cuda_shared_object(targets, arch) if targets else shared_object(arch)
+        kr.write_variant(root, variant, layout="flat", name=name, files=kr.demo_package(name, variant, so=so),
+                         archs=declared(targets) if targets else None, kernel_id=f"_{name}_0123abc" if so else None)
+    return root
+
+
+@pytest.fixture(scope="module")
+def dist(kwheel_bin, tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("matrix")
+    out = work / "dist"
+    for name, versions in KERNELS.items():
+        for version, variants in versions.items():
+            repo = write_repo(work / f"{name}-{version}", name, variants)
+            r = kwheel(kwheel_bin, "build", repo, "--version", version, "-o", out, "-q")
+            assert r.returncode == 0, r.stdout + r.stderr
+    assert len(list(out.glob("*.whl"))) == sum(len(v) for k in KERNELS.values() for v in k.values())
+    return out
+
+
+# --------------------------------------------------------------------------- what the site holds, derived here
+
+
+def wheel_facts(wheel: Path) -> dict:
+    """Project, row and column of a wheel, from its filename and METADATA."""
+    with zipfile.ZipFile(wheel) as z:
+        [meta] = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        fields = dict(line.split(": ", 1) for line in z.read(meta).decode().split("\n\n")[0].splitlines() if ": " in line)
+    name, version = wheel.name.split("-")[:2]
+    assert fields["Version"] == version.replace("%2B", "+")
+    public, _, label = fields["Version"].partition("+")
+    segs = label.split(".") if label else []
+    torch = re.fullmatch(r"torch(\d+)", segs[0]) if segs else None
+    row = f"torch {torch.group(1)}.{segs[1]}" if torch else "any torch"
+    column = segs[2] if torch else ("noarch-" + segs[1] if segs else "noarch")
+    return {"project": fields["Name"], "version": public, "row": row, "column": column,
+            "platform": wheel.name[:-4].split("-")[-1], "size": wheel.stat().st_size}
+
+
+class MatrixDom(HTMLParser):
+    """The rendered DOM's title, and per <h2> kernel its table: the column
+    headers, and per body row its header and cells, each cell's entries with
+    their link (href, title, text) and spans by class."""
+
+    def __init__(self):
+        super().__init__()
+        self.title, self.h1, self.kernels = "", "", {}
+        self._in, self._text, self._kernel, self._head = None, "", None, False
+        self._row, self._cell, self._entry, self._span = None, None, None, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("title", "h1", "h2", "th"):
+            self._in, self._text = tag, ""
+        elif tag == "table":
+            self.kernels[self._kernel] = {"columns": [], "rows": []}
+        elif tag == "thead":
+            self._head = True
+        elif tag == "tr":
+            self._row = {"ths": [], "cells": []}
+        elif tag == "td":
+            self._cell = {"class": a.get("class"), "entries": [], "links": 0}
+        elif tag == "li" and self._cell is not None:
+            self._entry = {"spans": {}}
+            self._cell["entries"].append(self._entry)
+        elif tag == "a" and self._cell is not None:
+            self._cell["links"] += 1
+            self._entry.update(href=a.get("href"), title=a.get("title"))
+            self._in, self._text = "a", ""
+        elif tag == "span" and self._entry is not None:
+            self._span, self._in, self._text = a.get("class"), "span", ""
+
+    def handle_data(self, data):
+        if self._in:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        text = self._text.strip()
+        if tag == "title":
+            self.title = text
+        elif tag == "h1":
+            self.h1 = text
+        elif tag == "h2":
+            self._kernel = text
+        elif tag == "th":
+            self._row["ths"].append(text)
+        elif tag == "a" and self._entry is not None:
+            self._entry["text"] = text
+        elif tag == "span" and self._entry is not None:
+            self._entry["spans"][self._span] = text
+        elif tag == "td":
+            self._row["cells"].append(self._cell)
+            self._cell, self._entry = None, None
+        elif tag == "thead":
+            self._head = False
+        elif tag == "tr":
+            table = self.kernels[self._kernel]
+            if self._head:
+                table["columns"] = self._row["ths"][1:]
+            else:
+                table["rows"].append({"header": self._row["ths"][0], "cells": self._row["cells"]})
+        if tag == self._in:
+            self._in = None
+
+
+def chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
+    # A fresh profile per run: no first-run UI, no lock shared with another Chromium.
+    return subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900", "--hide-scrollbars",
+                           "--no-first-run", f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=90)
+
+
+def render(page: Path, work: Path) -> tuple[MatrixDom, Path]:
+    shot = work / (page.stem + ".png")
+    r = chromium(["--dump-dom", page.as_uri()], work / "profile-dom")
+    assert r.returncode == 0 and "<table" in r.stdout, r.stderr[-2000:]
+    dom = MatrixDom()
+    dom.feed(r.stdout)
+    r = chromium([f"--screenshot={shot}", page.as_uri()], work / "profile-shot")
+    assert r.returncode == 0 and shot.is_file(), r.stderr[-2000:]
+    return dom, shot
+
+
+def png_pixels(path: Path) -> tuple[int, int, list[bytes]]:
+    """Width, height and unfiltered scanlines of an 8-bit RGB(A) PNG (PNG spec, section 9)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = ihdr
+    assert depth == 8 and colour in (2, 6) and interlace == 0, ihdr
+    bpp = 3 if colour == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytes(width * bpp)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a, b = line[i - bpp] if i >= bpp else 0, prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif f == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows
+
+
+def size_bytes(text: str) -> float:
+    n, unit = text.split()
+    return float(n) * {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3}[unit]
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+def check_matrix(table: dict, wheels: list[dict], files_prefix: str) -> None:
+    """Rows and columns are exactly those of `wheels`; each wheel is one linked
+    entry in its cell; no cell holding a wheel is shown empty."""
+    assert set(table["columns"]) == {w["column"] for w in wheels}
+    assert {r["header"] for r in table["rows"]} == {w["row"] for w in wheels}
+    links = {}
+    for row in table["rows"]:
+        assert len(row["cells"]) == len(table["columns"])
+        for column, cell in zip(table["columns"], row["cells"]):
+            here = [w for w in wheels if (w["row"], w["column"]) == (row["header"], column)]
+            assert len(cell["entries"]) == len(here) == cell["links"], (row["header"], column, cell)
+            assert (cell["class"] == "empty") == (not here)
+            for e in cell["entries"]:
+                assert e["href"].startswith(files_prefix)
+                links.setdefault(e["href"][len(files_prefix):], []).append((row["header"], column, e))
+    assert sorted(links) == sorted(w["href"] for w in wheels)
+    for w in wheels:
+        [(row, column, e)] = links[w["href"]]
+        assert (row, column) == (w["row"], w["column"])
+        assert e["title"] == w["filename"] and e["text"] == f"{w['project']} {w['version']}"
+        assert e["spans"]["tag"] == w["platform"]
+        assert abs(size_bytes(e["spans"]["size"]) - w["size"]) <= max(0.05 * w["size"], 1)
+
+
+def site_wheels(site: Path) -> list[dict]:
+    out = []
+    for f in sorted((site / "files").glob("*.whl")):
+        facts = wheel_facts(f)
+        facts.update(filename=f.name, href=f.name.replace("+", "%2B"))
+        out.append(facts)
+    return out
+
+
+@needs_chromium
+def test_matrix_pages_render_every_wheel_once_in_its_cell(kwheel_bin, dist, tmp_path):
+    site, plain = tmp_path / "site", tmp_path / "plain"
+    r = kwheel(kwheel_bin, "index", dist, "--out", site, "--title", TITLE, "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["title"] == TITLE
+    assert report["pages"] == [str(site / "index.html"), str(site / "kernels" / "img2gray.html"), str(site / "kernels" / "relu.html")]
+    assert kwheel(kwheel_bin, "index", dist, "--out", plain, "-q").returncode == 0
+
+    # pip's and uv's pages do not change with the title: every file outside the matrix pages is byte-identical.
+    matrix_pages = {"index.html", "kernels", "kwheel-index.json"}  # the pages, and the manifest that keeps the title
+    tree = lambda root: {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))  # noqa: E731
+                         if p.is_file() and p.relative_to(root).parts[0] not in matrix_pages}
+    assert tree(site) == tree(plain)
+    assert sum(k.endswith("simple/img2gray/index.html") for k in tree(site)) == 5  # simple/ and 4 sub-indexes
+
+    wheels = site_wheels(site)
+    assert len(wheels) == 9
+    by_kernel = {k: [w for w in wheels if w["project"] == k] for k in KERNELS}
+    dom, shot = render(site / "index.html", tmp_path)
+    assert dom.title == TITLE and dom.h1 == TITLE
+    assert set(dom.kernels) == set(KERNELS)
+    for kernel, table in dom.kernels.items():
+        check_matrix(table, by_kernel[kernel], "files/")
+    # Written by hand for the fixture: newest torch first, CUDA before CPU, noarch last.
+    assert [r["header"] for r in dom.kernels["img2gray"]["rows"]] == ["torch 2.9", "torch 2.7", "any torch"]
+    assert dom.kernels["img2gray"]["columns"] == ["cu126", "cu130", "cpu", "noarch-cuda", "noarch"]
+    cu126 = dom.kernels["img2gray"]["rows"][1]["cells"][0]["entries"]
+    assert [(e["text"], e["spans"]["tag"], e["spans"]["gpu"]) for e in cu126] == [
+        ("img2gray 0.2.0", "manylinux1_x86_64.manylinux_2_5_x86_64", "sm_90"),
+        ("img2gray 0.1.0", "manylinux1_x86_64.manylinux_2_5_x86_64", "sm_80 sm_90"),
+        ("img2gray 0.1.0", "manylinux2014_aarch64.manylinux_2_17_aarch64", "sm_90"),
+    ]
+    assert dom.kernels["img2gray"]["rows"][0]["cells"][1]["entries"][0]["spans"]["gpu"] == "sm_90 sm_100 compute_100"
+    assert dom.kernels["relu"]["rows"][0]["cells"][0]["entries"][0]["spans"]["gpu"] == "sm_120"
+
+    for kernel in KERNELS:
+        kdom, _ = render(site / "kernels" / f"{kernel}.html", tmp_path)
+        assert kdom.title == TITLE and list(kdom.kernels) == [kernel]
+        check_matrix(kdom.kernels[kernel], by_kernel[kernel], "../files/")
+
+    width, height, rows = png_pixels(shot)
+    assert (width, height) == (1280, 900)
+    colours = {row[i:i + 3] for row in rows[::4] for i in range(0, len(row), 3 * 7)}
+    assert len(colours) > 20, "the screenshot is (nearly) one colour"
+    if os.environ.get("KWHEEL_MATRIX_SCREENSHOT"):  # docs/images/index-matrix.png is made this way
+        shutil.copyfile(shot, os.environ["KWHEEL_MATRIX_SCREENSHOT"])
+
+
+def test_title_is_kept_checked_and_old_sites_get_their_gpu_code(kwheel_bin, dist, tmp_path):
+    site = tmp_path / "site"
+    wheels = sorted(dist.glob("*.whl"))
+    assert kwheel(kwheel_bin, "index", wheels[0], "--out", site, "--title", TITLE).returncode == 0
+    # A later run without --title keeps the site's title.
+    assert kwheel(kwheel_bin, "index", wheels[1], "--out", site, "-q").returncode == 0
+    assert f"<title>{TITLE}</title>" in (site / "index.html").read_text()
+    # Bad titles: one-line usage errors, the site untouched.
+    before = (site / "index.html").read_bytes()
+    for bad in ["", "two\nlines", "x" * 201]:
+        r = kwheel(kwheel_bin, "index", wheels[2], "--out", site, "--title", bad)
+        assert r.returncode == USAGE and "--title" in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
+    assert (site / "index.html").read_bytes() == before and not (site / "files" / wheels[2].name).exists()
+    # A site indexed before kwheel recorded GPU code: read from the served wheels on the next run.
+    manifest = site / "kwheel-index.json"
+    m = json.loads(manifest.read_text())
+    recorded = {f["filename"]: f.pop("gpu_code") for f in m["files"]}
+    manifest.write_text(json.dumps(m))
+    assert kwheel(kwheel_bin, "index", wheels[2], "--out", site, "--title", "Renamed").returncode == 0
+    m = json.loads(manifest.read_text())
+    assert {f["filename"]: f["gpu_code"] for f in m["files"] if f["filename"] in recorded} == recorded
+    assert any(recorded.values())
+    assert m["title"] == "Renamed" and "<title>Renamed</title>" in (site / "kernels" / "img2gray.html").read_text()
+
+
+def test_pip_and_uv_install_from_a_titled_site(kwheel_bin, dist, tmp_path, venv_python):
+    """The matrix pages sit beside the simple API: pip and uv still read simple/ and the sub-indexes."""
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist, "--out", site, "--title", TITLE).returncode == 0
+    env = clean_env(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", UV_NO_CONFIG="1")
+    r = subprocess.run([venv_python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--no-cache-dir", "-q",
+                        "--report", "-", "--index-url", f"{site.as_uri()}/torch2.7-cu126/simple", "img2gray"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    [item] = json.loads(r.stdout)["install"]
+    assert item["metadata"]["version"] == "0.2.0+torch2.7.cu126"
+    uv = shutil.which("uv", path=str(Path(venv_python).parent)) or shutil.which("uv")
+    r = subprocess.run([uv, "pip", "install", "--no-deps", "--target", tmp_path / "t", "--python", venv_python, "--cache-dir", tmp_path / "uv-cache",
+                        "--index-url", f"{site.as_uri()}/torch2.9-cpu/simple", "img2gray"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t" / "img2gray-0.1.0+torch2.9.cpu.dist-info").is_dir()
+
+
+def test_base_url_makes_matrix_links_absolute(kwheel_bin, dist, tmp_path):
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist, "--out", site, "--base-url", "https://kernels.example.org/idx/").returncode == 0
+    for page in ["index.html", "kernels/img2gray.html"]:
+        hrefs = re.findall(r'<li><a href="([^"]+)" title=', (site / page).read_text())
+        assert len(hrefs) == (9 if page == "index.html" else 7)
+        assert all(h.startswith("https://kernels.example.org/idx/files/img2gray-") or h.startswith("https://kernels.example.org/idx/files/relu-")
+                   for h in hrefs), hrefs

@@ -1,0 +1,159 @@
+#include "kwheel/index/matrix_page.hpp"
+
+#include <gtest/gtest.h>
+
+#include "kwheel/base/error.hpp"
+
+using namespace kwheel;
+
+namespace {
+
+MatrixWheel wheel(const std::string& filename, const std::string& version, std::vector<std::string> gpu = {}, uint64_t size = 2048) {
+  return MatrixWheel{"img2gray", filename, version, std::move(gpu), size};
+}
+
+// The cell (row, column) by their names, as a list of filenames.
+std::vector<std::string> cell(const Matrix& m, const std::string& row, const std::string& column) {
+  size_t r = std::find(m.rows.begin(), m.rows.end(), row) - m.rows.begin();
+  size_t c = std::find(m.columns.begin(), m.columns.end(), column) - m.columns.begin();
+  std::vector<std::string> out;
+  if (auto it = m.cells.find({r, c}); it != m.cells.end())
+    for (const auto& w : it->second) out.push_back(w.filename);
+  return out;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(MatrixPlace, RowsAreTorchVersionsColumnsAreBackends) {
+  EXPECT_EQ(matrix_place("0.1.0+torch2.7.cu126").row, "torch 2.7");
+  EXPECT_EQ(matrix_place("0.1.0+torch2.7.cu126").column, "cu126");
+  EXPECT_EQ(matrix_place("1.2+torch2.10.rocm63").column, "rocm63");
+  EXPECT_EQ(matrix_place("1.2+torch2.7.cu126.cxx98").column, "cu126-cxx98");
+  EXPECT_EQ(matrix_place("1.2+torchstableabi2.9.cu130").row, "torch >= 2.9 (stable ABI)");
+  EXPECT_EQ(matrix_place("1.2+tvmffi0.1.cpu").row, "tvm-ffi 0.1");
+  EXPECT_EQ(matrix_place("1.2+torch2.9.metal").column, "metal");
+  EXPECT_EQ(matrix_place("1.2").row, "any torch");
+  EXPECT_EQ(matrix_place("1.2").column, "noarch");
+  EXPECT_EQ(matrix_place("1.2+torch.cuda").row, "any torch");
+  EXPECT_EQ(matrix_place("1.2+torch.cuda").column, "noarch-cuda");
+}
+
+TEST(Matrix, OrdersRowsNewestTorchFirstAndColumnsByKindThenVersion) {
+  Matrix m = build_matrix({
+      wheel("k-1+torch2.9.cpu-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.9.cpu"),
+      wheel("k-1-py3-none-any.whl", "1"),
+      wheel("k-1+torch2.10.cu130-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.10.cu130"),
+      wheel("k-1+torch2.9.cu92-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.9.cu92"),
+      wheel("k-1+torch2.9.rocm63-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.9.rocm63"),
+      wheel("k-1+torch.cuda-py3-none-any.whl", "1+torch.cuda"),
+      wheel("k-1+torchstableabi2.8.cu128-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torchstableabi2.8.cu128"),
+      wheel("k-1+torch2.9.metal-cp39-abi3-macosx_26_0_arm64.whl", "1+torch2.9.metal"),
+      wheel("k-1+torch2.9.xpu-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.9.xpu"),
+  });
+  EXPECT_EQ(m.rows, (std::vector<std::string>{"torch 2.10", "torch 2.9", "torch >= 2.8 (stable ABI)", "any torch"}));
+  EXPECT_EQ(m.columns, (std::vector<std::string>{"cu92", "cu128", "cu130", "rocm63", "xpu", "cpu", "metal", "noarch-cuda", "noarch"}));
+  EXPECT_EQ(m.cells.size(), 9u);
+  EXPECT_EQ(cell(m, "torch 2.9", "cu92"), (std::vector<std::string>{"k-1+torch2.9.cu92-cp39-abi3-manylinux_2_28_x86_64.whl"}));
+  EXPECT_EQ(cell(m, "any torch", "noarch"), (std::vector<std::string>{"k-1-py3-none-any.whl"}));
+  EXPECT_TRUE(cell(m, "torch 2.10", "cpu").empty());
+}
+
+TEST(Matrix, WheelsSharingACellAreListedNewestFirstThenByFilename) {
+  Matrix m = build_matrix({
+      wheel("k-1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1.0+torch2.7.cu126"),
+      wheel("k-1.10+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1.10+torch2.7.cu126"),
+      wheel("k-1.10+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl", "1.10+torch2.7.cu126"),
+      wheel("k-1.9+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1.9+torch2.7.cu126"),
+  });
+  EXPECT_EQ(m.rows, std::vector<std::string>{"torch 2.7"});
+  EXPECT_EQ(m.columns, std::vector<std::string>{"cu126"});
+  EXPECT_EQ(cell(m, "torch 2.7", "cu126"), (std::vector<std::string>{
+                                                "k-1.10+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl",
+                                                "k-1.10+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl",
+                                                "k-1.9+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl",
+                                                "k-1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl",
+                                            }));
+}
+
+TEST(MatrixPage, CellsLinkEachWheelWithTagGpuCodeAndSize) {
+  MatrixPageSpec spec;
+  spec.title = "Acme kernels";
+  spec.files_base = "../files/";
+  spec.to_root = "../";
+  spec.kernels = {{"img2gray",
+                   {wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "0.1.0+torch2.7.cu126", {"sm_80", "sm_90", "compute_90"},
+                          1536),
+                    wheel("img2gray-0.1.0+torch2.7.cpu-cp39-abi3-manylinux_2_28_x86_64.whl", "0.1.0+torch2.7.cpu", {}, 3u << 20)}}};
+  const std::string html = render_matrix_page(spec);
+  EXPECT_NE(html.find("<title>Acme kernels</title>"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"../files/img2gray-0.1.0%2Btorch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl\" "
+                      "title=\"img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl\">img2gray 0.1.0</a>"
+                      "<span class=\"tag\">manylinux_2_28_x86_64</span><span class=\"gpu\">sm_80 sm_90 compute_90</span>"
+                      "<span class=\"size\">1.5 KiB</span>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<span class=\"gpu\">no GPU code</span><span class=\"size\">3.0 MiB</span>"), std::string::npos);
+  EXPECT_NE(html.find("<thead><tr><th scope=\"col\">torch \\ backend</th><th scope=\"col\">cu126</th><th scope=\"col\">cpu</th></tr></thead>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<a href=\"../index.html\">All kernels</a>"), std::string::npos);
+  EXPECT_EQ(count(html, "<script"), 0u);
+  EXPECT_EQ(count(html, "<td class=\"cell\">"), 2u);
+  EXPECT_EQ(count(html, "<td class=\"empty\">"), 0u);
+}
+
+TEST(MatrixPage, EmptyCellsAreMarkedAndRootLinksKernelPagesAndSubIndexes) {
+  MatrixPageSpec spec;
+  spec.title = "Index";
+  spec.files_base = "files/";
+  spec.link_kernel_pages = true;
+  spec.kernels = {{"img2gray",
+                   {wheel("img2gray-1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.7.cu126"),
+                    wheel("img2gray-1+torch2.9.cpu-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.9.cpu")}}};
+  spec.sub_indexes = {{"torch2.7-cu126", "torch 2.7, CUDA 12.6"}};
+  const std::string html = render_matrix_page(spec);
+  EXPECT_EQ(count(html, "<td class=\"empty\">&ndash;</td>"), 2u);
+  EXPECT_NE(html.find("<h2 id=\"img2gray\"><a href=\"kernels/img2gray.html\">img2gray</a></h2>"), std::string::npos);
+  EXPECT_NE(html.find("<li><a href=\"torch2.7-cu126/simple/\">torch2.7-cu126/simple/</a>: torch 2.7, CUDA 12.6</li>"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"simple/\">simple/</a>"), std::string::npos);
+  EXPECT_EQ(html.find("All kernels"), std::string::npos);
+}
+
+TEST(MatrixPage, EscapesTitleProjectAndGpuCode) {
+  MatrixPageSpec spec;
+  spec.title = "<b>Tom & Jerry's \"kernels\"</b>";
+  spec.files_base = "files/";
+  spec.kernels = {{"a<b", {MatrixWheel{"a<b", "a-1-py3-none-any.whl", "1", {"<sm_90>"}, 10}}}};
+  const std::string html = render_matrix_page(spec);
+  EXPECT_NE(html.find("<title>&lt;b&gt;Tom &amp; Jerry&#x27;s &quot;kernels&quot;&lt;/b&gt;</title>"), std::string::npos);
+  EXPECT_NE(html.find("<h2 id=\"a&lt;b\">a&lt;b</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"gpu\">&lt;sm_90&gt;</span><span class=\"size\">10 B</span>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+}
+
+TEST(MatrixPage, HumanSizes) {
+  EXPECT_EQ(human_size(0), "0 B");
+  EXPECT_EQ(human_size(1023), "1023 B");
+  EXPECT_EQ(human_size(1024), "1.0 KiB");
+  EXPECT_EQ(human_size(12 * 1024 + 307), "12.3 KiB");
+  EXPECT_EQ(human_size(5ull << 30), "5.0 GiB");
+}
+
+TEST(MatrixPage, BadTitlesAreUsageErrors) {
+  for (const std::string bad : {std::string(""), std::string("  "), std::string("two\nlines"), std::string("tab\there"), std::string(201, 'x')}) {
+    try {
+      check_page_title(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find("--title"), std::string::npos);
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_NO_THROW(check_page_title("Acme GPU kernels \xE2\x80\x94 nightly"));
+}
