@@ -17,6 +17,7 @@
 #include <random>
 
 #include "kwheel/wheel/deflate.hpp"
+#include "kwheel/wheel/deflate_pool.hpp"
 #include "kwheel/base/error.hpp"
 #include "test_support.hpp"
 
@@ -544,10 +545,15 @@ TEST(WheelWriter, BytesAreThoseOfTheSerialWriter) {
       {1, "52ff2b1586580cdf54d8bbf0eca59aef6d143c1751ba28f1d33cca76cdb69880"},
       {6, "7e0ea6527c7be07e18646e25fbafab9dbd53f9ac229ebac1d3e4ad6918b7a8a2"},
       {9, "b8b689b9309fef49e090580bda8116253e5e88f7162f97a31ed794034e738e4a"}};
-  for (const auto& [level, sha] : expected) {
-    WriteOptions o;
-    o.compression_level = level;
-    const auto w = write_wheel(contents, tmp.path() / ("l" + std::to_string(level)) / "pkg-1.0-py3-none-any.whl", o);
-    EXPECT_EQ(w.sha256, sha) << "level " << level;
-  }
+  // The writer's own one-worker pool, and a shared pool of four workers
+  // with a budget of eight chunks, so chunks of one member run at once.
+  DeflatePool shared(4);
+  for (DeflatePool* pool : {static_cast<DeflatePool*>(nullptr), &shared})
+    for (const auto& [level, sha] : expected) {
+      WriteOptions o;
+      o.compression_level = level;
+      o.pool = pool;
+      const fs::path out = tmp.path() / (pool ? "shared" : "own") / ("l" + std::to_string(level)) / "pkg-1.0-py3-none-any.whl";
+      EXPECT_EQ(write_wheel(contents, out, o).sha256, sha) << "level " << level << (pool ? ", shared pool" : "");
+    }
 }
