@@ -9,6 +9,8 @@ Scenarios (sizes x BENCH_SCALE):
   memory    one variant with a 1 GB .so (kwheel cold; peak RSS must stay < 64 MB)
   scaling   kwheel cold vs number of variants (1, 4, 16, 64 x 10 MB) and vs .so size (10, 100, 400 MB
             x 4 variants); plotted by bench/plot_scaling.py
+  lock      `build --lock` of 4 kernels x 6 variants x 60 MB vs the same 24 .so as one repo, cold and from
+            cache, alternated, medians of >= 3 rounds (the "floor" column holds the one-repo figure)
 
 The .so files are real ELF (tests/integration/elfgen.py's shared_object()) followed by a slice of
 libtorch_cpu.so.1.13.0 rotated to a different offset per variant (real machine code, not random,
@@ -170,10 +172,17 @@ def variant_names(n: int) -> list[str]:
 
 def make_repo(store: Path, repo: str, n: int, size: int) -> dict[str, str]:
     """Writes the repo into the fixture store; returns {variant: sha256 of its .so}."""
+    return make_repo_of(store, repo, list(range(n)), size)[0]
+
+
+def make_repo_of(store: Path, repo: str, indexes: list[int], size: int) -> tuple[dict[str, str], str]:
+    """The repo of variants variant_names(...)[i] for i in indexes, each .so the bytes of write_so(i):
+    the same index gives the same variant and bytes in any repo. Returns ({variant: .so sha256}, commit)."""
     layout = WORK / "layout"
     shutil.rmtree(layout, ignore_errors=True)
     shas = {}
-    for i, v in enumerate(variant_names(n)):
+    names = variant_names(max(indexes) + 1)
+    for i, v in ((i, names[i]) for i in indexes):
         pkg = layout / "build" / v / NAME
         pkg.mkdir(parents=True)
         ops = hashlib.sha256(v.encode()).hexdigest()[:7]
@@ -183,9 +192,9 @@ def make_repo(store: Path, repo: str, n: int, size: int) -> dict[str, str]:
         (pkg / "_ops.py").write_text(f"import torch\nops = torch.ops._{NAME}_{ops}\n")
         (layout / "build" / v / "metadata.json").write_text(json.dumps({"name": NAME.replace("_", "-"), "version": 1}))
         shas[v] = hvk.H.sha256_file(so)
-    hubfix.make_repo(store, repo, [layout], tags={f"v{VERSION}": 0})
+    handle = hubfix.make_repo(store, repo, [layout], tags={f"v{VERSION}": 0})
     shutil.rmtree(layout)
-    return shas
+    return shas, handle.sha(0)
 
 
 def repo_files(store: Path, repo: str) -> list[Path]:
@@ -250,8 +259,10 @@ class Bench:
             r.read()
 
     def kwheel(self, repo, cache: Path, out: Path, label: str, *extra) -> dict:
-        cmd = [KWHEEL, "build", repo, "--endpoint", self.hub.endpoint, "--cache-dir", str(cache), "-o", str(out),
-               "--version", VERSION, "--json", "-q", *extra]
+        # `repo` is a repo id, or ["--lock", FILE]
+        source = repo if isinstance(repo, list) else [repo, "--version", VERSION]
+        cmd = [KWHEEL, "build", *source, "--endpoint", self.hub.endpoint, "--cache-dir", str(cache), "-o", str(out),
+               "--json", "-q", *extra]
         r = timed(cmd, env=self.env, cwd=WORK, label=label)
         rep = json.loads(r.pop("stdout"))
         assert rep.get("ok"), rep
@@ -372,6 +383,48 @@ def memory(b: Bench) -> None:
     rm(kc, ko, b.store / repo.split('/')[0])
 
 
+def lock(b: Bench) -> None:
+    """`build --lock` of 4 kernels x 6 variants against the same 24 .so files as one repo's 24 variants,
+    both from a full download cache with --no-reuse (packing only; the kernels share one deflate pool),
+    and both cold (downloads too). Rounds alternated; the table shows the median of each."""
+    size = mb(60)
+    lock_file = WORK / "kernels.lock"
+    entries, shas = [], {}
+    for k in range(4):
+        repo = f"bench-lock-{k}/kernel-bench"
+        s, commit = make_repo_of(b.store, repo, list(range(6 * k, 6 * k + 6)), size)
+        b.prime(repo)
+        shas.update(s)
+        entries.append({"repo_id": repo, "sha": commit, "variants": {}})
+    lock_file.write_text(json.dumps(entries, indent=2))
+    one = "bench-lock-all/kernel-bench"
+    assert make_repo_of(b.store, one, list(range(24)), size)[0] == shas
+    b.prime(one)
+    total = 24 * size
+    cache, out = WORK / "lock-cache", WORK / "lock-out"
+    runs: dict[str, list[dict]] = {"lock": [], "one": []}
+    for rnd in range(max(3, ROUNDS)):
+        for who in (("lock", "one") if rnd % 2 == 0 else ("one", "lock")):
+            for cold in (True, False):
+                if cold:
+                    rm(cache)
+                rm(out)
+                src = ["--lock", str(lock_file)] if who == "lock" else one
+                r = b.kwheel(src, cache, out, f"kwheel-{who}-{'cold' if cold else 'cached'}-{rnd}", "--no-reuse")
+                verify(out, shas, r["label"])
+                r["cold"] = cold
+                runs[who].append(r)
+    med = lambda rs: sorted(rs, key=lambda r: r["wall_s"])[len(rs) // 2]  # noqa: E731
+    for cold in (True, False):
+        lk = [r for r in runs["lock"] if r["cold"] == cold]
+        on = [r for r in runs["one"] if r["cold"] == cold]
+        what = "cold" if cold else "from cache, --no-reuse"
+        b.row(f"lock, 4 kernels x 6 x {size // MB} MB, {what}", med(lk), None, med(on), input_bytes=total,
+              note=f"'floor' here is the same 24 .so as one repo of 24 variants; medians of {len(lk)} alternated rounds; "
+                   f"lock {[r['wall_s'] for r in lk]}, one repo {[r['wall_s'] for r in on]}")
+    rm(cache, out, *(b.store / f"bench-lock-{k}" for k in range(4)), b.store / "bench-lock-all")
+
+
 def scaling(b: Bench) -> None:
     points = [("variants", n, mb(10)) for n in (1, 4, 16, 64)] + [("size", 4, mb(s)) for s in (10, 100, 400)]
     for axis, n, size in points:
@@ -454,6 +507,8 @@ def main() -> int:
                 memory(b)
             if "scaling" not in SKIP:
                 scaling(b)
+            if "lock" not in SKIP:
+                lock(b)
         meta["total_s"] = round(time.perf_counter() - t_start)
         meta["load_end"] = round(load1(), 2)
         res = {"meta": meta, "rows": b.rows, "scaling": b.scaling}

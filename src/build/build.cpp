@@ -14,6 +14,7 @@
 #include "kwheel/base/scratch_owner.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
 #include "kwheel/wheel/deflate.hpp"
+#include "kwheel/wheel/deflate_pool.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/evidence/elf.hpp"
 #include "kwheel/base/enum_name.hpp"
@@ -476,8 +477,16 @@ void check_distinct_names(BuildReport& report, const std::vector<size_t>& todo) 
 
 }  // namespace
 
-StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& o) {
-  check_options(o);
+StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& options) {
+  check_options(options);
+  // Writers share one deflate pool: the caller's (a pipeline's, for all its
+  // kernels), else one of `jobs` workers for this build.
+  BuildOptions o = options;
+  std::unique_ptr<DeflatePool> pool;
+  if (o.write.compression_level > 0 && !o.write.pool) {
+    pool = std::make_unique<DeflatePool>(o.jobs);
+    o.write.pool = pool.get();
+  }
   StagedBuild build;
   build.todo = select_variants(variants, o, build.report);
   prepare_out_dir(o.out_dir);

@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
+#include "kwheel/wheel/deflate_pool.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -87,18 +89,44 @@ std::unique_ptr<KernelBuild> stage_kernel(const Target& t, const PipelineRequest
   return kb;
 }
 
-// Stages every target's wheels into `builds`; an error names the lock
-// entry it came from.
-void stage_all(const PipelineRequest& r, const Feedback& feedback, std::vector<std::unique_ptr<KernelBuild>>& builds) {
-  for (const auto& t : targets(r)) {
-    try {
-      builds.push_back(stage_kernel(t, r, feedback));
-    } catch (const Error& e) {
-      if (t.label.empty()) throw;
-      throw Error(e.kind(), t.label + ": " + e.what(), e.reason());
-    }
-    warn_version_mismatch(*builds.back(), feedback);
+// The target's wheels, staged; an error names the lock entry it came from.
+std::unique_ptr<KernelBuild> stage_target(const Target& t, const PipelineRequest& r, const Feedback& feedback) {
+  try {
+    auto kb = stage_kernel(t, r, feedback);
+    warn_version_mismatch(*kb, feedback);
+    return kb;
+  } catch (const Error& e) {
+    if (t.label.empty()) throw;
+    throw Error(e.kind(), t.label + ": " + e.what(), e.reason());
   }
+}
+
+// Stages every target's wheels into `builds`, all kernels at once: their
+// downloads and writers run side by side and feed one deflate pool, so a
+// lock of N kernels x M variants is one stream of work, not N builds in a
+// row. The first failing target, in lock order, is the run's error.
+void stage_all(const PipelineRequest& r, const Feedback& feedback, std::vector<std::unique_ptr<KernelBuild>>& builds) {
+  const std::vector<Target> all = targets(r);
+  builds.resize(all.size());
+  std::vector<std::exception_ptr> errors(all.size());
+  {
+    std::vector<std::jthread> threads;
+    for (size_t i = 1; i < all.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          builds[i] = stage_target(all[i], r, feedback);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    try {
+      if (!all.empty()) builds[0] = stage_target(all[0], r, feedback);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+  }  // joins
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 // Two kernels of one lock whose wheels share a file name would overwrite
@@ -146,7 +174,14 @@ int PipelineResult::exit_code() const {
   return 0;
 }
 
-PipelineResult run_pipeline(const PipelineRequest& r, const Feedback& feedback) {
+PipelineResult run_pipeline(const PipelineRequest& request, const Feedback& feedback) {
+  // One deflate pool for the whole run: every wheel of every kernel.
+  PipelineRequest r = request;
+  std::unique_ptr<DeflatePool> pool;
+  if (r.options.write.compression_level > 0 && !r.options.write.pool) {
+    pool = std::make_unique<DeflatePool>(r.options.jobs);
+    r.options.write.pool = pool.get();
+  }
   const fs::path& out_dir = r.options.out_dir;
   const bool existed = fs::exists(out_dir);
   PipelineResult result;
@@ -154,6 +189,7 @@ PipelineResult run_pipeline(const PipelineRequest& r, const Feedback& feedback) 
   bool ok = true;
   try {
     stage_all(r, feedback, builds);
+    for (auto& kb : builds) kb->options.write.pool = nullptr;  // the pool ends with this call
     check_distinct_wheels(builds);
     ok = all_ok(builds);
     // A download error fails the run even where no wheel awaited that file.

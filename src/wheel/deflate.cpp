@@ -40,13 +40,24 @@ std::string ChunkDeflater::engine(int level) {
 }
 
 void ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std::vector<unsigned char>& out) {
-  auto* c = impl_->compressor.get();
+  out.resize(bound(chunk.size()));
+  out.resize(compress(chunk, last, std::span<unsigned char>(out)));
+}
+
+size_t ChunkDeflater::bound(size_t chunk_size) const {
   // +5 for the stored block that byte-aligns a non-final chunk.
-  out.resize(libdeflate_deflate_compress_bound(c, chunk.size()) + 5);
-  const size_t n = libdeflate_deflate_compress(c, chunk.data(), chunk.size(), out.data(), out.size());
+  return libdeflate_deflate_compress_bound(impl_->compressor.get(), chunk_size) + 5;
+}
+
+size_t ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std::span<unsigned char> out) {
+  // libdeflate is given exactly bound() bytes of room, as it always was,
+  // whatever the buffer: the same room, the same code path, the same bytes.
+  const size_t room = bound(chunk.size());
+  if (out.size() < room) throw std::logic_error("ChunkDeflater: output buffer under bound()");
+  auto* c = impl_->compressor.get();
+  size_t n = libdeflate_deflate_compress(c, chunk.data(), chunk.size(), out.data(), room);
   if (n == 0) throw std::logic_error("libdeflate: output exceeds its own bound");
-  out.resize(n);
-  if (last) return;
+  if (last) return n;
 
   // Walk the blocks: inflate(Z_BLOCK) stops after each end-of-block code.
   // The bit after a block's end is where the next block's header starts;
@@ -79,8 +90,9 @@ void ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std::v
   // Clear the padding after the end-of-block code (our stored block's header
   // is three zero bits there: BFINAL=0, BTYPE=00), then pad and LEN/NLEN.
   if (end_bit % 8) out[n - 1] &= static_cast<unsigned char>((1u << (end_bit % 8)) - 1);
-  if (end_bit % 8 == 0 || end_bit % 8 > 5) out.push_back(0);  // fewer than 3 free bits in the last byte
-  for (unsigned char b : {0x00, 0x00, 0xff, 0xff}) out.push_back(b);
+  if (end_bit % 8 == 0 || end_bit % 8 > 5) out[n++] = 0;  // fewer than 3 free bits in the last byte
+  for (unsigned char b : {0x00, 0x00, 0xff, 0xff}) out[n++] = b;
+  return n;
 }
 
 uint32_t crc32_update(uint32_t crc, std::span<const std::byte> data) {

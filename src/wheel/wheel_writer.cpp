@@ -13,6 +13,7 @@
 
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/wheel/deflate.hpp"
+#include "kwheel/wheel/deflate_pool.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/shared_object.hpp"
@@ -130,19 +131,11 @@ zip_int64_t supports() {
                                         ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
 }
 
-// Buffers shared by the members of one wheel: libzip packs them one at a
-// time, so one chunk in and one compressed chunk out bound the memory.
-struct DeflateScratch {
-  ChunkDeflater deflater;
-  std::vector<std::byte> raw;
-  std::vector<unsigned char> packed;
-  explicit DeflateScratch(int level) : deflater(level), raw(kDeflateChunk) {}
-};
-
-// One member as libzip reads it. With a deflater the bytes handed to libzip
-// are already compressed (libdeflate, in chunks) and the stat libzip takes
-// after the last read carries the CRC; libzip then copies them as they are.
-// Without one (level 0) libzip stores the raw bytes and sums the CRC itself.
+// One member as libzip reads it. With a deflate pool the bytes handed to
+// libzip are already compressed (libdeflate, 1 MiB chunks, on the pool's
+// workers) and the stat libzip takes after the last read carries the CRC;
+// libzip then copies them as they are. Without one (level 0) libzip stores
+// the raw bytes and sums the CRC itself.
 class MemberSourceBase {
  public:
   virtual ~MemberSourceBase() = default;
@@ -150,7 +143,8 @@ class MemberSourceBase {
   std::string name;       // archive path, for messages
   uint64_t expected = 0;  // uncompressed size, known before packing
   std::time_t mtime = 0;
-  DeflateScratch* scratch = nullptr;
+  DeflatePool* pool = nullptr;
+  int level = 0;
 
   zip_int64_t handle(void* data, zip_uint64_t len, zip_source_cmd_t cmd) noexcept {
     try {
@@ -158,29 +152,17 @@ class MemberSourceBase {
         case ZIP_SOURCE_OPEN:
           fed_ = 0;
           crc_ = 0;
+          piece_ = {};
           out_pos_ = 0;
-          done_ = false;
-          if (scratch) scratch->packed.clear();
+          fed_all_ = false;
+          if (pool) stream_.emplace(*pool, level);
           return open() ? 0 : -1;
-        case ZIP_SOURCE_READ: return scratch ? read_packed(static_cast<unsigned char*>(data), len)
-                                             : read_raw(static_cast<std::byte*>(data), len);
-        case ZIP_SOURCE_CLOSE: return close() ? 0 : -1;
-        case ZIP_SOURCE_STAT: {
-          auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &err.zerr);
-          if (!st) return -1;
-          zip_stat_init(st);
-          st->valid = ZIP_STAT_SIZE | ZIP_STAT_MTIME;
-          st->size = expected;
-          st->mtime = mtime;
-          if (scratch) {
-            // Before the first read the CRC is a placeholder: libzip writes
-            // the local header again from the stat it takes at the end.
-            st->valid |= ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
-            st->comp_method = ZIP_CM_DEFLATE;
-            st->crc = crc_;
-          }
-          return sizeof(*st);
-        }
+        case ZIP_SOURCE_READ: return pool ? read_packed(static_cast<unsigned char*>(data), len)
+                                          : read_raw(static_cast<std::byte*>(data), len);
+        case ZIP_SOURCE_CLOSE:
+          stream_.reset();
+          return close() ? 0 : -1;
+        case ZIP_SOURCE_STAT: return stat(data, len);
         case ZIP_SOURCE_ERROR: return zip_error_to_data(&err.zerr, data, len);
         case ZIP_SOURCE_FREE: return 0;
         case ZIP_SOURCE_SUPPORTS: return supports();
@@ -201,38 +183,73 @@ class MemberSourceBase {
  private:
   uint64_t fed_ = 0;
   uint32_t crc_ = 0;
+  bool fed_all_ = false;
+  std::optional<DeflateStream> stream_;
+  std::span<const unsigned char> piece_;  // the compressed piece libzip is reading
   size_t out_pos_ = 0;
-  bool done_ = false;
+
+  zip_int64_t stat(void* data, zip_uint64_t len) {
+    auto* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &err.zerr);
+    if (!st) return -1;
+    zip_stat_init(st);
+    st->valid = ZIP_STAT_SIZE | ZIP_STAT_MTIME;
+    st->size = expected;
+    st->mtime = mtime;
+    if (pool) {
+      // Before the first read the CRC is a placeholder: libzip writes
+      // the local header again from the stat it takes at the end.
+      st->valid |= ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
+      st->comp_method = ZIP_CM_DEFLATE;
+      st->crc = crc_;
+    }
+    return sizeof(*st);
+  }
 
   zip_int64_t read_raw(std::byte* data, zip_uint64_t len) { return fill(data, static_cast<size_t>(len)); }
 
+  // Reads ahead as many chunks as the run's budget allows (each read once:
+  // hashed in fill(), CRC'd here, then compressed from the same buffer on a
+  // worker), and hands libzip the compressed pieces in order.
   zip_int64_t read_packed(unsigned char* data, zip_uint64_t len) {
-    auto& packed = scratch->packed;
-    while (out_pos_ == packed.size() && !done_) {
+    while (out_pos_ == piece_.size()) {
+      if (!feed()) return -1;
+      if (!stream_->pending()) return 0;  // every piece handed over
+      piece_ = stream_->take();
+      out_pos_ = 0;
+    }
+    const size_t n = std::min<size_t>(static_cast<size_t>(len), piece_.size() - out_pos_);
+    std::memcpy(data, piece_.data() + out_pos_, n);
+    out_pos_ += n;
+    return static_cast<zip_int64_t>(n);
+  }
+
+  // Queues the member's next chunks until it is all queued or the budget is
+  // spent; false after setting err.
+  bool feed() {
+    while (!fed_all_) {
+      std::unique_ptr<DeflateChunk> chunk = stream_->next_buffer();
+      if (!chunk) return true;
       // A whole chunk (or the member's rest), whatever read() returns.
       const size_t want = static_cast<size_t>(std::min<uint64_t>(kDeflateChunk, expected - fed_));
       size_t got = 0;
       while (got < want) {
-        zip_int64_t n = fill(scratch->raw.data() + got, want - got);
-        if (n < 0) return -1;
+        zip_int64_t n = fill(chunk->raw.get() + got, want - got);
+        if (n < 0) return false;
         if (n == 0) break;  // fill() has already failed on a short file
         got += static_cast<size_t>(n);
       }
       fed_ += got;
-      std::span<const std::byte> chunk(scratch->raw.data(), got);
-      crc_ = crc32_update(crc_, chunk);
-      done_ = fed_ == expected;
-      if (done_) {
+      crc_ = crc32_update(crc_, {chunk->raw.get(), got});
+      fed_all_ = fed_ == expected;
+      if (fed_all_) {
         std::byte probe;  // the member must end here, not grow under us
-        if (fill(&probe, 1) != 0) return -1;
+        if (fill(&probe, 1) != 0) return false;
       }
-      scratch->deflater.compress(chunk, done_, packed);
-      out_pos_ = 0;
+      chunk->size = got;
+      chunk->last = fed_all_;
+      stream_->push(std::move(chunk));
     }
-    const size_t n = std::min<size_t>(static_cast<size_t>(len), packed.size() - out_pos_);
-    std::memcpy(data, packed.data() + out_pos_, n);
-    out_pos_ += n;
-    return static_cast<zip_int64_t>(n);
+    return true;
   }
 };
 
@@ -388,12 +405,15 @@ std::string hash_text(const std::string& text) {
 // in as libzip finishes reading each. Neither copied nor moved: the sources
 // point into `rows`.
 struct Packing {
-  std::unique_ptr<DeflateScratch> scratch;  // one deflater per wheel (level 0 stores): libzip packs members in turn
+  std::unique_ptr<DeflatePool> own_pool;  // when the caller gave none
+  DeflatePool* pool = nullptr;            // null: level 0, members are stored
+  int level = 0;
   std::vector<RecordEntry> rows;
   std::vector<std::unique_ptr<FileSource>> files;
   std::unique_ptr<TextSource> metadata, wheel, record;
 
-  Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime, int level, const WheelError& fail);
+  Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime, const WriteOptions& options,
+          const WheelError& fail);
   Packing(const Packing&) = delete;
   Packing& operator=(const Packing&) = delete;
 
@@ -414,18 +434,21 @@ struct Packing {
     src->text = std::move(text);
     src->expected = size;
     src->mtime = mtime;
-    src->scratch = scratch.get();
+    src->pool = pool;
+    src->level = level;
     return src;
   }
 };
 
-Packing::Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime, int level,
-                 const WheelError& fail) {
+Packing::Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime,
+                 const WriteOptions& options, const WheelError& fail)
+    : level(options.compression_level) {
   const std::string dist_prefix = contents.dist_info + "/";
   const std::string metadata_path = dist_prefix + "METADATA";
   const std::string wheel_path = dist_prefix + "WHEEL";
   const std::string record_path = dist_prefix + "RECORD";
-  if (level > 0) scratch = std::make_unique<DeflateScratch>(level);
+  if (level > 0 && !options.pool) own_pool = std::make_unique<DeflatePool>(1);
+  if (level > 0) pool = options.pool ? options.pool : own_pool.get();
   rows.resize(members.size() + 2);
   // RECORD's size is planned with a placeholder of a hash's exact length.
   const std::string hash_placeholder = "sha256=" + std::string(43, 'A');
@@ -442,7 +465,8 @@ Packing::Packing(const WheelContents& contents, const std::vector<const WheelMem
                                        " bytes, expected " + std::to_string(*members[i]->size));
     src->expected = actual;
     src->mtime = mtime;
-    src->scratch = scratch.get();
+    src->pool = pool;
+    src->level = level;
     src->record = &rows[i];
     plan.push_back({members[i]->archive_path, hash_placeholder, actual});
     files.push_back(std::move(src));
@@ -535,7 +559,7 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   const std::vector<const WheelMember*> members = sorted_members(contents, fail);
   const std::time_t mtime = libzip_time_for(options.source_date_epoch.value_or(kZipEpoch));
   const int level = options.compression_level;
-  Packing packing(contents, members, mtime, level, fail);
+  Packing packing(contents, members, mtime, options, fail);
 
   std::error_code ec;
   std::filesystem::create_directories(out.parent_path().empty() ? "." : out.parent_path(), ec);

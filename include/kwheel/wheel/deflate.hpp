@@ -32,6 +32,11 @@ class ChunkDeflater {
   // Replaces `out` with the compressed form of `chunk`; `last` ends the
   // stream. Chunks may be of any size; an empty last chunk is valid.
   void compress(std::span<const std::byte> chunk, bool last, std::vector<unsigned char>& out);
+  // The same into `out`, at least bound(chunk.size()) bytes, of which only
+  // the returned count is written: a buffer left uninitialised stays out of
+  // the resident set beyond that.
+  size_t compress(std::span<const std::byte> chunk, bool last, std::span<unsigned char> out);
+  size_t bound(size_t chunk_size) const;
 
   int level() const { return level_; }
   // What decides the bytes at `level`: "libdeflate 1.14 level 6 chunk 1048576".

@@ -2,9 +2,10 @@
 // Writes a wheel archive with libzip, reproducibly: members in sorted order
 // with .dist-info last, normalised permissions, one fixed timestamp, no
 // extra fields. Each member is read once, in 1 MiB chunks: hashed for RECORD
-// and deflated by libdeflate (kwheel/wheel/deflate.hpp) on the way to libzip,
-// which writes the compressed bytes as they are. RECORD is produced after
-// the last member was read.
+// and CRC'd as it is read, and each chunk deflated by libdeflate on a
+// worker of a DeflatePool (kwheel/wheel/deflate_pool.hpp) from that same
+// buffer; libzip gets the compressed pieces in order and writes them as they
+// are. RECORD is produced after the last member was read.
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include "kwheel/packaging/record.hpp"
 
 namespace kwheel {
+
+class DeflatePool;
 
 struct WheelMember {
   std::string archive_path;         // "img2gray/__init__.py"
@@ -34,6 +37,10 @@ struct WheelContents {
 struct WriteOptions {
   int compression_level = 6;              // deflate level 1..9 (libdeflate); 0 stores
   std::optional<std::time_t> source_date_epoch;  // default 1980-01-01T00:00:00
+  // The run's deflate workers, shared by every wheel written at once; null:
+  // the writer makes one of one worker for this wheel. Not part of the
+  // bytes: any pool gives the same archive.
+  DeflatePool* pool = nullptr;
 };
 
 struct WrittenWheel {

@@ -14,8 +14,10 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "kwheel/wheel/deflate.hpp"
+#include "kwheel/wheel/deflate_pool.hpp"
 #include "kwheel/base/error.hpp"
 #include "test_support.hpp"
 
@@ -494,4 +496,64 @@ TEST(WheelWriter, MembersOfManyChunksRoundTripAtEveryLevel) {
       EXPECT_LT(fs::file_size(out), (4 * kDeflateChunk) * 3 / 4);
     }
   }
+}
+
+namespace {
+
+// Bytes that compress like a shared library: runs of a few recurring
+// "instructions" with pseudo-random immediates, and stretches of noise.
+std::string machine_like(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);  // its output sequence is fixed by the C++ standard
+  static const std::string ops[] = {"\x48\x89\xe5", "\x48\x8b\x45", "\xe8", "\x0f\x1f\x44\x00\x00", "\xc3", "\x41\x57\x41\x56"};
+  std::string out;
+  out.reserve(n);
+  while (out.size() < n) {
+    if (rng() % 16 == 0) {
+      for (int i = 0; i < 64; ++i) out += static_cast<char>(rng());
+    } else {
+      out += ops[rng() % 6];
+      out += static_cast<char>(rng() % 8);
+    }
+  }
+  out.resize(n);
+  return out;
+}
+
+}  // namespace
+
+TEST(WheelWriter, BytesAreThoseOfTheSerialWriter) {
+  // The sha256 of each wheel was recorded from the one-chunk-at-a-time
+  // writer (commit bc5bfc7, libdeflate 1.14, libzip 1.7.3) before deflate
+  // went parallel: any later writer must give the same bytes, or reuse
+  // fingerprints and reproducibility claims break. Sizes sit on and around
+  // the 1 MiB chunk edges.
+  TempDir tmp;
+  WheelContents contents;
+  contents.dist_info = "pkg-1.0.dist-info";
+  contents.metadata = "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n";
+  contents.wheel = "Wheel-Version: 1.0\n";
+  const std::vector<std::pair<std::string, size_t>> sizes = {
+      {"pkg/empty.py", 0}, {"pkg/one.py", 1}, {"pkg/exact.so", kDeflateChunk}, {"pkg/plus1.so", kDeflateChunk + 1},
+      {"pkg/big.so", 3 * kDeflateChunk + 777}};
+  unsigned seed = 1;
+  for (const auto& [name, size] : sizes) {
+    const fs::path src = tmp.path() / "src" / fs::path(name).filename();
+    write(src, machine_like(size, seed++));
+    contents.members.push_back({name, src, size, name.ends_with(".so")});
+  }
+  const std::vector<std::pair<int, std::string>> expected = {
+      {1, "52ff2b1586580cdf54d8bbf0eca59aef6d143c1751ba28f1d33cca76cdb69880"},
+      {6, "7e0ea6527c7be07e18646e25fbafab9dbd53f9ac229ebac1d3e4ad6918b7a8a2"},
+      {9, "b8b689b9309fef49e090580bda8116253e5e88f7162f97a31ed794034e738e4a"}};
+  // The writer's own one-worker pool, and a shared pool of four workers
+  // with a budget of eight chunks, so chunks of one member run at once.
+  DeflatePool shared(4);
+  for (DeflatePool* pool : {static_cast<DeflatePool*>(nullptr), &shared})
+    for (const auto& [level, sha] : expected) {
+      WriteOptions o;
+      o.compression_level = level;
+      o.pool = pool;
+      const fs::path out = tmp.path() / (pool ? "shared" : "own") / ("l" + std::to_string(level)) / "pkg-1.0-py3-none-any.whl";
+      EXPECT_EQ(write_wheel(contents, out, o).sha256, sha) << "level " << level << (pool ? ", shared pool" : "");
+    }
 }
