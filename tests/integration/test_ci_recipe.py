@@ -181,6 +181,10 @@ def test_the_nightly_workflow_runs_twice_end_to_end(hub, pypiserver, tmp_path):
         [item] = json.loads(report.read_text())["install"]
         assert item["download_info"]["archive_info"]["hashes"]["sha256"] == sha256(wheel), url
 
+    # The browsable page names the kernel's build in its matrix, linked to the wheel.
+    page = (site / "kernels" / "img2gray.html").read_text()
+    assert "<title>Our GPU kernels" in page and f'{site.as_uri()}/files/{wheel.name.replace("+", "%2B")}' in page, page[:2000]
+
     # The next night: the same lock, the same bytes; nothing uploaded again, and still green.
     (checkout / "dist").rename(tmp_path / "night-1-dist")
     ran = run_steps(wf, checkout, env, context)
