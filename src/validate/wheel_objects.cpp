@@ -23,16 +23,20 @@ void read_object(const fs::path& file, const std::string& name, ObjectFacts& out
 }
 
 // WheelArchive has bounded the members' declared sizes and extract() holds
-// each to its declared size.
+// each to its declared size. A script that is not a binary (a Python shim)
+// is no object and is passed over.
 void for_each_wheel_object(const WheelArchive& wheel, const std::function<void(const fs::path& file, const std::string& member)>& read) {
   TempDir scratch("inspect");
   const fs::path tmp = scratch.path() / "member.so";
   for (const auto& m : wheel.members()) {
-    if (!is_shared_object(m)) continue;
+    const bool named_object = is_shared_object(m);
+    if (!named_object && !is_wheel_script(m)) continue;
     wheel.extract(m, tmp, kMaxInspectedObjectBytes);
-    if (!is_elf_file(tmp) && !is_macho_file(tmp))
+    if (is_elf_file(tmp) || is_macho_file(tmp)) {
+      read(tmp, m);
+    } else if (named_object) {
       throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");
-    read(tmp, m);
+    }
     fs::remove(tmp);
   }
 }

@@ -31,7 +31,8 @@ struct ObjectFacts {
 // facts; reports name it `name` (the wheel member, not a temp file).
 void read_object(const std::filesystem::path& file, const std::string& name, ObjectFacts& out);
 
-// Calls `read(file, member)` for each shared object of the wheel in member
+// Calls `read(file, member)` for each shared object of the wheel, and each
+// ELF or Mach-O executable among its scripts (is_wheel_script), in member
 // order, extracted alone to a scratch file (at most kMaxInspectedObjectBytes)
 // that is removed once read: the scratch space is one member, whatever the
 // wheel holds. Throws Error(input) for a member named like a shared object

@@ -117,6 +117,46 @@ TEST(Inspect, ExternalLibraryIsAProblemUnlessAllowed) {
   EXPECT_TRUE(lists(r.report.allowed_external, "libfoo.so.1"));
 }
 
+// An executable `tool` (with libc) needing `soname`, which a stub in
+// `d` provides at link time.
+std::string tool_needing(const Dir& d, const std::string& soname) {
+  const fs::path lib = build_c(d, soname, "int foo(void) { return 1; }\n", "-Wl,-soname," + soname);
+  testing::write_file(d / "tool.c", "int foo(void);\nint main(void) { return foo(); }\n");
+  testing::sh(d.path(), "cc -O1 tool.c -o tool '" + lib.string() + "'");
+  return testing::read_text(d / "tool");
+}
+
+TEST(Inspect, BinaryScriptNeedingASystemLibraryIsNotManylinux) {
+  // What `pip wheel` makes of kwheel before auditwheel repair: the binary
+  // in .data/scripts needs a library the wheel does not carry.
+  Dir d;
+  const std::string tool = tool_needing(d, "libfoo.so.1");
+  const Inspection r = inspect_path(make_wheel(d, "tool-1.0-py3-none-linux_x86_64.whl", {{"tool-1.0.data/scripts/tool", tool}}), {});
+  EXPECT_EQ(r.files, std::vector<std::string>{"tool-1.0.data/scripts/tool"});
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(lists(r.report.external, "libfoo.so.1"));
+  EXPECT_TRUE(lists(r.report.whitelisted, "libc.so.6"));
+}
+
+TEST(Inspect, LibrariesGraftedBesideARepairedScriptAreProvided) {
+  // What auditwheel repair makes of it: the binary moved to tool.scripts/
+  // (a Python shim left in .data/scripts), the library grafted into
+  // tool.libs/ under a hashed soname the binary now needs.
+  Dir d;
+  const std::string tool = tool_needing(d, "libfoo-1a2b3c4d.so.1");
+  const std::string lib = testing::read_text(d / "libfoo-1a2b3c4d.so.1");
+  const Inspection r = inspect_path(make_wheel(d, "tool-1.0-py3-none-manylinux_2_17_x86_64.whl",
+                                               {{"tool-1.0.data/scripts/tool", "#!python\nimport os\n"},
+                                                {"tool.scripts/tool", tool},
+                                                {"tool.libs/libfoo-1a2b3c4d.so.1", lib}}),
+                                    {});
+  EXPECT_EQ(r.files, (std::vector<std::string>{"tool.scripts/tool", "tool.libs/libfoo-1a2b3c4d.so.1"}));
+  EXPECT_TRUE(r.ok()) << joined(r.report.problems);
+  EXPECT_TRUE(r.report.external.empty());
+  EXPECT_FALSE(lists(r.report.whitelisted, "libfoo-1a2b3c4d.so.1"));
+  EXPECT_TRUE(lists(r.report.whitelisted, "libc.so.6"));
+}
+
 TEST(Inspect, Abi3TagIsHeldToTheStableAbi) {
   // PyCode_New is not in the limited API (CPython's Misc/stable_abi.toml);
   // PyLong_FromLong is.

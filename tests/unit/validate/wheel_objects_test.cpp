@@ -86,6 +86,20 @@ TEST(WheelObjects, OnlySharedObjectsAreReadEachWithItsOwnBytesAndNoneIsLeft) {
   for (const auto& f : files) EXPECT_FALSE(fs::exists(f)) << f;
 }
 
+TEST(WheelObjects, BinaryScriptsAreReadAndOtherScriptsPassedOver) {
+  // auditwheel repair leaves a Python shim in .data/scripts and moves the
+  // binary to <name>.scripts/; both places, and only binaries there, count.
+  kwheel::testing::TempDir d;
+  const std::string tool = elf_object(d, "tool", 0);
+  const WheelArchive wheel(wheel_of(d, {{"demo-1.0.data/scripts/shim", "#!python\nimport os\n"},
+                                        {"demo-1.0.data/scripts/tool", tool},
+                                        {"demo-1.0.data/data/tool", tool},
+                                        {"demo.scripts/tool", tool}}));
+  std::vector<std::string> seen;
+  for_each_wheel_object(wheel, [&](const fs::path&, const std::string& member) { seen.push_back(member); });
+  EXPECT_EQ(seen, (std::vector<std::string>{"demo-1.0.data/scripts/tool", "demo.scripts/tool"}));
+}
+
 TEST(WheelObjects, AMemberNamedLikeAnObjectMustBeOne) {
   kwheel::testing::TempDir d;
   const WheelArchive wheel(wheel_of(d, {{"demo/__init__.py", ""}, {"demo/_ops.so", "not an object"}}));
