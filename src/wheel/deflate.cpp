@@ -1,10 +1,10 @@
 #include "kwheel/wheel/deflate.hpp"
 
 #include <libdeflate.h>
-#include <zlib.h>
 
-#include <array>
 #include <stdexcept>
+
+#include "kwheel/wheel/deflate_scan.hpp"
 
 namespace kwheel {
 
@@ -13,23 +13,13 @@ struct ChunkDeflater::Impl {
     void operator()(libdeflate_compressor* c) const noexcept { libdeflate_free_compressor(c); }
   };
   std::unique_ptr<libdeflate_compressor, CompressorFree> compressor;
-  // zlib's inflate is the one decoder that reports block boundaries at bit
-  // precision (Z_BLOCK); it is how gzappend finds a stream's last block.
-  z_stream inflater{};
-  bool inflater_ready = false;
-  std::array<unsigned char, 64 * 1024> sink{};
-
-  ~Impl() {
-    if (inflater_ready) inflateEnd(&inflater);
-  }
+  DeflateScanner scanner;
 };
 
 ChunkDeflater::ChunkDeflater(int level) : level_(level), impl_(std::make_unique<Impl>()) {
   if (level < 1 || level > 12) throw std::invalid_argument("deflate level " + std::to_string(level) + " is not 1..12");
   impl_->compressor.reset(libdeflate_alloc_compressor(level));
   if (!impl_->compressor) throw std::bad_alloc();
-  if (inflateInit2(&impl_->inflater, -MAX_WBITS) != Z_OK) throw std::bad_alloc();
-  impl_->inflater_ready = true;
 }
 
 ChunkDeflater::~ChunkDeflater() = default;
@@ -59,31 +49,7 @@ size_t ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std:
   if (n == 0) throw std::logic_error("libdeflate: output exceeds its own bound");
   if (last) return n;
 
-  // Walk the blocks: inflate(Z_BLOCK) stops after each end-of-block code.
-  // The bit after a block's end is where the next block's header starts;
-  // the final block is the one during which data_type has bit 64 set.
-  z_stream& z = impl_->inflater;
-  if (inflateReset(&z) != Z_OK) throw std::logic_error("inflateReset failed");
-  z.next_in = out.data();
-  z.avail_in = static_cast<uInt>(n);
-  size_t header_bit = 0;  // first block's header: bit 0 of byte 0
-  size_t end_bit = 0;
-  for (;;) {
-    z.next_out = impl_->sink.data();
-    z.avail_out = static_cast<uInt>(impl_->sink.size());
-    const int ret = inflate(&z, Z_BLOCK);
-    if (ret != Z_OK && ret != Z_STREAM_END)
-      throw std::logic_error(std::string("libdeflate output does not inflate: ") + (z.msg ? z.msg : "?"));
-    if (!(z.data_type & 128)) continue;  // the sink filled up mid-block
-    const size_t consumed = n - z.avail_in;
-    const size_t bit = consumed * 8 - static_cast<size_t>(z.data_type & 7);
-    if (z.data_type & 64) {
-      end_bit = bit;
-      break;
-    }
-    header_bit = bit;
-    if (ret == Z_STREAM_END || z.avail_in == 0) throw std::logic_error("deflate stream ended without a final block");
-  }
+  const auto [header_bit, end_bit] = impl_->scanner.final_block(std::span<const unsigned char>(out.data(), n));
   if ((end_bit + 7) / 8 != n) throw std::logic_error("libdeflate wrote bytes after the final block");
 
   out[header_bit / 8] &= static_cast<unsigned char>(~(1u << (header_bit % 8)));

@@ -8,10 +8,9 @@
 // the pieces back in order.
 //
 // Memory is fixed: the pool's slot budget bounds the chunks in flight over
-// all streams, and their buffers are recycled. The budget is 1.5 chunks per
-// worker (one being compressed, half a one queued or waiting for its turn):
-// at 16 workers that is 24 chunks, about 34 MB, inside the 64 MB a run may
-// take (docs/performance.md).
+// all streams, and their buffers are recycled. The budget is one chunk per
+// worker plus two filled ahead: at 16 workers that is 18 chunks, about
+// 26 MB, inside the 64 MB a run may take (docs/performance.md).
 #include <array>
 #include <cstddef>
 #include <memory>
