@@ -5,10 +5,10 @@
 // BFINAL bit and byte-aligns the end.
 //
 // The scan decodes Huffman codes only to learn their lengths: it writes no
-// output and copies no matches, which makes it several times cheaper than
-// inflating (zlib's Z_BLOCK walk, which this replaced, inflated every chunk
-// in full; docs/performance.md). The block boundaries it reports are the
-// ones zlib reports, tested against it.
+// output and copies no matches, where zlib's Z_BLOCK walk, which this
+// replaced, inflated every chunk in full (docs/performance.md has what each
+// cost). The block boundaries it reports are the ones zlib reports, tested
+// against it.
 #include <array>
 #include <cstddef>
 #include <cstdint>
