@@ -8,12 +8,14 @@ namespace kwheel {
 namespace {
 unsigned resolved(unsigned workers) { return workers ? workers : std::max(1u, std::thread::hardware_concurrency()); }
 // Chunks filled ahead beyond one per worker, so a worker that finishes finds
-// the next one waiting. 1.5 per worker measured 67-70 MB peak RSS at 16
-// workers on the GPU machine (over the 64 MB bound) for no gain in speed.
-constexpr unsigned kSpareChunks = 2;
+// the next one waiting, and a stream whose oldest chunk is still being
+// compressed does not leave workers idle. On the GPU machine at 16 workers
+// (docs/performance.md), half a chunk per worker took 67-70 MB peak RSS,
+// over the 64 MB bound; two in all held 3 x 1 GB to a 10.2x speedup.
+unsigned spare_chunks(unsigned workers) { return std::max(2u, workers / 4); }
 }  // namespace
 
-DeflatePool::DeflatePool(unsigned workers) : work_(resolved(workers), resolved(workers) + kSpareChunks) {
+DeflatePool::DeflatePool(unsigned workers) : work_(resolved(workers), resolved(workers) + spare_chunks(resolved(workers))) {
   // The pool is built first (it picks the worker count), then the state its
   // tasks use; no task can run before the constructor returns.
   deflaters_.resize(work_.workers());

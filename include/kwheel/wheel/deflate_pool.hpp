@@ -9,8 +9,9 @@
 //
 // Memory is fixed: the pool's slot budget bounds the chunks in flight over
 // all streams, and their buffers are recycled. The budget is one chunk per
-// worker plus two filled ahead: at 16 workers that is 18 chunks, about
-// 26 MB, inside the 64 MB a run may take (docs/performance.md).
+// worker plus a quarter as many (at least two) filled ahead: at 16 workers
+// that is 20 chunks, about 29 MB, inside the 64 MB a run may take
+// (docs/performance.md).
 #include <array>
 #include <cstddef>
 #include <memory>
