@@ -162,6 +162,27 @@ def test_installed_kwheel_builds_a_directory(installed, tmp_path):
     assert {v["filename"] for v in report["variants"]} == {expected_filename(v) for v in ALL_VARIANTS}
 
 
+def test_a_release_installs_from_an_index(built: Built, kwheel_bin, tmp_path):
+    """The release path the README gives: the repaired wheel on an index (here a
+    static one that kwheel itself writes), installed by name and version."""
+    site = tmp_path / "site"
+    ok(run([kwheel_bin, "index", built.repaired, "--out", site, "-q"]))
+    index_url = (site / "simple").as_uri()
+    version = source_version()
+    d = tmp_path / "uv"
+    env = clean_env(UV_TOOL_DIR=str(d / "tools"), UV_TOOL_BIN_DIR=str(d / "bin"), UV_CACHE_DIR=str(d / "cache"),
+                    UV_PYTHON_DOWNLOADS="never")
+    ok(run([built.venv_bin / "uv", "tool", "install", "--python", built.venv_bin / "python", "--index-url", index_url,
+            f"kwheel=={version}"], env=env))
+    assert ok(run([d / "bin" / "kwheel", "--version"])).stdout.strip() == f"kwheel {version}"
+    target = tmp_path / "pip-target"
+    ok(run([built.venv_bin / "python", "-m", "pip", "install", "--no-deps", "--no-cache-dir", "--target", target,
+            "--index-url", index_url, f"kwheel=={version}"]))
+    installed = target / "kwheel.scripts" / "kwheel"
+    with zipfile.ZipFile(built.repaired) as z:
+        assert installed.read_bytes() == z.read("kwheel.scripts/kwheel")
+
+
 def policy_whitelist(policy: str) -> set[str]:
     """The libraries a manylinux policy lets a wheel take from the system
     (auditwheel's policy data, as kwheel carries it)."""
