@@ -44,7 +44,8 @@ std::vector<unsigned char> pooled(DeflatePool& pool, const std::vector<unsigned 
       auto chunk = stream.next_buffer();
       if (!chunk) break;
       chunk->size = std::min(kDeflateChunk, data.size() - off);
-      std::memcpy(chunk->raw.get(), data.data() + off, chunk->size);
+      // An empty input's data() may be null, which memcpy must not get.
+      if (chunk->size > 0) std::memcpy(chunk->raw.get(), data.data() + off, chunk->size);
       off += chunk->size;
       chunk->last = fed_all = off == data.size();
       stream.push(std::move(chunk));
