@@ -4,8 +4,10 @@
 
 namespace kwheel {
 
+unsigned resolve_workers(unsigned requested) { return requested ? requested : std::max(1u, std::thread::hardware_concurrency()); }
+
 WorkPool::WorkPool(unsigned workers, unsigned slots) {
-  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  workers = resolve_workers(workers);
   slots_ = slots ? slots : 2 * workers;
   threads_.reserve(workers);
   try {

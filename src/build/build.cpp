@@ -12,6 +12,7 @@
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/build/reuse_state.hpp"
 #include "kwheel/base/scratch_owner.hpp"
+#include "kwheel/base/work_pool.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
 #include "kwheel/wheel/deflate.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
@@ -453,7 +454,7 @@ void run_parallel(size_t count, unsigned jobs, const std::function<void(size_t)>
   auto worker = [&] {
     for (size_t k; (k = next.fetch_add(1)) < count;) task(k);
   };
-  jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = resolve_workers(jobs);
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(count));
   std::vector<std::jthread> pool;
   for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(worker);
@@ -482,11 +483,8 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
   // Writers share one deflate pool: the caller's (a pipeline's, for all its
   // kernels), else one of `jobs` workers for this build.
   BuildOptions o = options;
-  std::unique_ptr<DeflatePool> pool;
-  if (o.write.compression_level > 0 && !o.write.pool) {
-    pool = std::make_unique<DeflatePool>(o.jobs);
-    o.write.pool = pool.get();
-  }
+  const RunPool pool(o.write.pool, o.write.compression_level, o.jobs);
+  o.write.pool = pool.get();
   StagedBuild build;
   build.todo = select_variants(variants, o, build.report);
   prepare_out_dir(o.out_dir);

@@ -177,11 +177,8 @@ int PipelineResult::exit_code() const {
 PipelineResult run_pipeline(const PipelineRequest& request, const Feedback& feedback) {
   // One deflate pool for the whole run: every wheel of every kernel.
   PipelineRequest r = request;
-  std::unique_ptr<DeflatePool> pool;
-  if (r.options.write.compression_level > 0 && !r.options.write.pool) {
-    pool = std::make_unique<DeflatePool>(r.options.jobs);
-    r.options.write.pool = pool.get();
-  }
+  const RunPool pool(r.options.write.pool, r.options.write.compression_level, r.options.jobs);
+  r.options.write.pool = pool.get();
   const fs::path& out_dir = r.options.out_dir;
   const bool existed = fs::exists(out_dir);
   PipelineResult result;

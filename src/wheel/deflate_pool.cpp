@@ -1,12 +1,10 @@
 #include "kwheel/wheel/deflate_pool.hpp"
 
 #include <algorithm>
-#include <thread>
 
 namespace kwheel {
 
 namespace {
-unsigned resolved(unsigned workers) { return workers ? workers : std::max(1u, std::thread::hardware_concurrency()); }
 // Chunks filled ahead beyond one per worker, so a worker that finishes finds
 // the next one waiting, and a stream whose oldest chunk is still being
 // compressed does not leave workers idle. On the GPU machine at 16 workers
@@ -15,13 +13,20 @@ unsigned resolved(unsigned workers) { return workers ? workers : std::max(1u, st
 unsigned spare_chunks(unsigned workers) { return std::max(2u, workers / 4); }
 }  // namespace
 
-DeflatePool::DeflatePool(unsigned workers) : work_(resolved(workers), resolved(workers) + spare_chunks(resolved(workers))) {
+DeflatePool::DeflatePool(unsigned workers)
+    : work_(resolve_workers(workers), resolve_workers(workers) + spare_chunks(resolve_workers(workers))) {
   // The pool is built first (it picks the worker count), then the state its
   // tasks use; no task can run before the constructor returns.
   deflaters_.resize(work_.workers());
 }
 
 DeflatePool::~DeflatePool() = default;
+
+RunPool::RunPool(DeflatePool* given, int level, unsigned workers) {
+  if (level <= 0) return;  // stored members need no pool
+  if (!given) owned_ = std::make_unique<DeflatePool>(workers);
+  pool_ = given ? given : owned_.get();
+}
 
 std::unique_ptr<DeflateChunk> DeflatePool::buffer() {
   {

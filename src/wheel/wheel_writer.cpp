@@ -405,9 +405,8 @@ std::string hash_text(const std::string& text) {
 // in as libzip finishes reading each. Neither copied nor moved: the sources
 // point into `rows`.
 struct Packing {
-  std::unique_ptr<DeflatePool> own_pool;  // when the caller gave none
-  DeflatePool* pool = nullptr;            // null: level 0, members are stored
   int level = 0;
+  RunPool pool;  // null at level 0: members are stored
   std::vector<RecordEntry> rows;
   std::vector<std::unique_ptr<FileSource>> files;
   std::unique_ptr<TextSource> metadata, wheel, record;
@@ -434,7 +433,7 @@ struct Packing {
     src->text = std::move(text);
     src->expected = size;
     src->mtime = mtime;
-    src->pool = pool;
+    src->pool = pool.get();
     src->level = level;
     return src;
   }
@@ -442,13 +441,11 @@ struct Packing {
 
 Packing::Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime,
                  const WriteOptions& options, const WheelError& fail)
-    : level(options.compression_level) {
+    : level(options.compression_level), pool(options.pool, level, 1) {
   const std::string dist_prefix = contents.dist_info + "/";
   const std::string metadata_path = dist_prefix + "METADATA";
   const std::string wheel_path = dist_prefix + "WHEEL";
   const std::string record_path = dist_prefix + "RECORD";
-  if (level > 0 && !options.pool) own_pool = std::make_unique<DeflatePool>(1);
-  if (level > 0) pool = options.pool ? options.pool : own_pool.get();
   rows.resize(members.size() + 2);
   // RECORD's size is planned with a placeholder of a hash's exact length.
   const std::string hash_placeholder = "sha256=" + std::string(43, 'A');
@@ -465,7 +462,7 @@ Packing::Packing(const WheelContents& contents, const std::vector<const WheelMem
                                        " bytes, expected " + std::to_string(*members[i]->size));
     src->expected = actual;
     src->mtime = mtime;
-    src->pool = pool;
+    src->pool = pool.get();
     src->level = level;
     src->record = &rows[i];
     plan.push_back({members[i]->archive_path, hash_placeholder, actual});

@@ -19,6 +19,9 @@
 
 namespace kwheel {
 
+// A requested worker count: 0 is one per CPU (at least one).
+unsigned resolve_workers(unsigned requested);
+
 class WorkPool {
  public:
   // `workers`: 0 is one per CPU. `slots`: tasks that may be reserved at once

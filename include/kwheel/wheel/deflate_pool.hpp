@@ -63,6 +63,19 @@ class DeflatePool {
   WorkPool work_;  // last: its workers stop before the deflaters go
 };
 
+// The pool one run's writers share: the caller's when it gave one (a
+// pipeline's, for all its kernels), else one of `workers` owned here for
+// as long as this lives; none at level 0, where members are stored.
+class RunPool {
+ public:
+  RunPool(DeflatePool* given, int level, unsigned workers);
+  DeflatePool* get() const { return pool_; }
+
+ private:
+  std::unique_ptr<DeflatePool> owned_;
+  DeflatePool* pool_ = nullptr;
+};
+
 // One member's stream over the pool. The caller fills buffers in order
 // (next_buffer, push), and takes the compressed pieces in the same order.
 class DeflateStream {
