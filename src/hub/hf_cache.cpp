@@ -129,6 +129,10 @@ std::vector<std::pair<std::string, std::string>> HfCache::refs() const {
 
 void HfCache::save_listing(const std::string& commit, const nlohmann::json& listing) const {
   check_name("commit", commit);
+  // A warm run lists the same commit again. Rewriting it, as write_ref
+  // would, costs an fsync and a rename, which wait behind whatever else the
+  // disk is flushing (1-2 s after a large build, docs/performance.md).
+  if (load_listing(commit) == listing) return;
   const fs::path p = repo_dir_ / ".kwheel" / "listings" / (commit + ".json");
   ensure_dir(p.parent_path());
   write_file_atomic(p, listing.dump());

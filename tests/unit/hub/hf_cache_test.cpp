@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -161,6 +162,31 @@ TEST(HfCache, ListingsRoundTripBesideTheSnapshot) {
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(*loaded, listing);
   EXPECT_FALSE(fs::exists(c.snapshot_dir(kCommit))) << "kwheel's records stay out of the standard layout";
+}
+
+TEST(HfCache, AnUnchangedListingIsNotRewritten) {
+  // A warm run saves the listing it just read back: the file must not be
+  // replaced (a new inode is what write_file_atomic's rename leaves).
+  TempDir root("unit");
+  const HfCache c(root.path(), "kernel", "org/name");
+  const fs::path file = c.repo_dir() / ".kwheel" / "listings" / (kCommit + ".json");
+  const auto inode = [&] {
+    struct stat st {};
+    EXPECT_EQ(::stat(file.c_str(), &st), 0);
+    return st.st_ino;
+  };
+  nlohmann::json listing = nlohmann::json::array({{{"path", "build/v/a.so"}, {"size", 12}, {"oid", "abc"}, {"lfs", kEtag}}});
+  c.save_listing(kCommit, listing);
+  const auto first = inode();
+  c.save_listing(kCommit, listing);
+  EXPECT_EQ(inode(), first) << "the same listing was written again";
+  listing[0]["size"] = 13;
+  c.save_listing(kCommit, listing);
+  EXPECT_NE(inode(), first);
+  EXPECT_EQ(c.load_listing(kCommit), listing);
+  put(file, "damaged");
+  c.save_listing(kCommit, listing);
+  EXPECT_EQ(c.load_listing(kCommit), listing) << "a damaged listing is replaced";
 }
 
 TEST(HfCache, DamagedListingsAreNoListing) {
