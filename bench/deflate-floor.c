@@ -3,7 +3,9 @@
  * and nothing else: no hashing, no CRC, no block-boundary scan, no archive,
  * no writes. kwheel / this is what kwheel's own work costs on top.
  *
- *   cc -O2 -pthread bench/deflate-floor.c -ldeflate -o deflate-floor
+ *   bench/bundle-scaling compiles it against kwheel's built-in libdeflate:
+ *   cc -O2 -pthread -Ithird_party/libdeflate bench/deflate-floor.c \
+ *      build/libkwheel_libdeflate.a -o deflate-floor
  *   deflate-floor THREADS LEVEL FILE...   # prints "<input bytes> <output bytes>"
  *
  * Each file is read with read(2) into a per-thread buffer, chunk by chunk,

@@ -218,7 +218,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["scaling", "ratio"])
     ap.add_argument("--kwheel", required=True)
-    ap.add_argument("--floor", help="bench/deflate-floor, compiled (cc -O2 -pthread bench/deflate-floor.c -ldeflate)")
+    ap.add_argument("--floor", help="bench/deflate-floor, compiled against kwheel's built-in libdeflate (bench/bundle-scaling does it)")
     ap.add_argument("--jobs", default="1,2,4,8,16")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--scale", type=float, default=1.0)

@@ -4,8 +4,6 @@
 
 #include <stdexcept>
 
-#include "kwheel/wheel/deflate_scan.hpp"
-
 namespace kwheel {
 
 struct ChunkDeflater::Impl {
@@ -13,7 +11,6 @@ struct ChunkDeflater::Impl {
     void operator()(libdeflate_compressor* c) const noexcept { libdeflate_free_compressor(c); }
   };
   std::unique_ptr<libdeflate_compressor, CompressorFree> compressor;
-  DeflateScanner scanner;
 };
 
 ChunkDeflater::ChunkDeflater(int level) : level_(level), impl_(std::make_unique<Impl>()) {
@@ -54,8 +51,12 @@ size_t ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std:
   if (n == 0) throw std::logic_error("libdeflate: output exceeds its own bound");
   if (last) return n;
 
-  const auto [header_bit, end_bit] = impl_->scanner.final_block(std::span<const unsigned char>(out.data(), n));
-  if ((end_bit + 7) / 8 != n) throw std::logic_error("libdeflate wrote bytes after the final block");
+  // libdeflate noted where it wrote the final block (third_party/libdeflate:
+  // kwheel's one addition), so the piece need not be decoded to find it.
+  size_t header_bit = 0, end_bit = 0;
+  kwheel_libdeflate_final_block(c, &header_bit, &end_bit);
+  if (header_bit >= end_bit || (end_bit + 7) / 8 != n)
+    throw std::logic_error("libdeflate's final block does not end its output");
 
   out[header_bit / 8] &= static_cast<unsigned char>(~(1u << (header_bit % 8)));
   // Clear the padding after the end-of-block code (our stored block's header

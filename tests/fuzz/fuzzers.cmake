@@ -48,7 +48,7 @@ target_compile_definitions(kwheel_fuzz_core PUBLIC KWHEEL_VERSION="${PROJECT_VER
 # of CPU for a clean build instead of 250 s (CI has 2 cores).
 target_precompile_headers(kwheel_fuzz_core PRIVATE <nlohmann/json.hpp> <regex> <filesystem> <functional> <map> <optional> <string> <vector>)
 target_link_libraries(kwheel_fuzz_core PUBLIC
-  PkgConfig::LIBZIP PkgConfig::LIBCURL PkgConfig::LIBDEFLATE PkgConfig::ZLIB OpenSSL::Crypto nlohmann_json::nlohmann_json Threads::Threads)
+  PkgConfig::LIBZIP PkgConfig::LIBCURL kwheel_libdeflate PkgConfig::ZLIB OpenSSL::Crypto nlohmann_json::nlohmann_json Threads::Threads)
 
 add_custom_target(fuzzers)
 foreach(t ${KWHEEL_FUZZ_TARGETS})

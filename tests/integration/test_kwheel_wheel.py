@@ -7,7 +7,8 @@ The repaired wheel is judged twice, by `auditwheel show` and by kwheel's own
 `inspect`, and both must say the same: the platform tag, and that nothing
 outside the wheel is needed but manylinux-whitelisted libraries. The
 unrepaired wheel too: both name the same system libraries (libcurl, libzip,
-libdeflate, OpenSSL's libcrypto) as missing from it. The installed binary is
+OpenSSL's libcrypto) as missing from it, and neither names libdeflate, which
+is built in (third_party/libdeflate). The installed binary is
 run with the loader's trace on, which shows where each library came from.
 
 Offline: the build backend comes from the tools venv (`--no-build-isolation`,
@@ -109,7 +110,8 @@ def test_unrepaired_wheel_needs_the_same_system_libraries_to_auditwheel_and_kwhe
     # kwheel names the binary's own needs outside the whitelist; auditwheel
     # follows them through the system's libraries (libcurl's libnghttp2, ...).
     external = {n["soname"] for n in report["external"]}
-    assert {"libcurl.so.4", "libzip.so.4", "libdeflate.so.0", "libcrypto.so.3"} <= external, external
+    assert {"libcurl.so.4", "libzip.so.4", "libcrypto.so.3"} <= external, external
+    assert "libdeflate.so.0" not in set(aw["external_libs"]) | external, "libdeflate is built in, not linked"
     assert external <= set(aw["external_libs"]), (external, aw["external_libs"])
     assert not external & {n["soname"] for n in report["whitelisted"]}
 
@@ -128,7 +130,7 @@ def test_repaired_wheel_needs_nothing_outside_it_but_the_whitelist_to_auditwheel
         grafted = sorted(n for n in z.namelist() if n.startswith("kwheel.libs/") and not n.endswith("/"))
     # kwheel read the binary (moved by the repair beside its libraries) and every grafted library.
     assert sorted(kw["members"]) == sorted(["kwheel.scripts/kwheel", *grafted]), kw["members"]
-    for lib in ("libcurl", "libzip", "libdeflate", "libcrypto", "libssl"):
+    for lib in ("libcurl", "libzip", "libcrypto", "libssl"):
         assert any(Path(g).name.startswith(lib + "-") for g in grafted), (lib, grafted)
     assert aw["external_libs"] == {}, aw["external_libs"]
     # What the objects need from the system is whitelisted; every library
@@ -191,16 +193,17 @@ def policy_whitelist(policy: str) -> set[str]:
     return set(p["lib_whitelist"])
 
 
-def test_installed_binary_loads_curl_zip_deflate_openssl_from_the_wheel(installed, built: Built, kwheel_bin):
+def test_installed_binary_loads_curl_zip_openssl_from_the_wheel(installed, built: Built, kwheel_bin):
     # The loader's own trace of a real run: every library it initialised, and from where.
     r = ok(run([installed["binary"], "--version"], env=clean_env(LD_DEBUG="libs")))
     loaded = {Path(os.path.realpath(p)) for p in re.findall(r"calling init: (\S+)", r.stderr)}
     assert loaded, r.stderr[-2000:]
     libs = (installed["binary"].parent.parent / "kwheel.libs").resolve()
     vendored = {p.name.split("-")[0] for p in loaded if p.parent == libs}
-    assert {"libcurl", "libzip", "libdeflate", "libcrypto", "libssl", "libnghttp2"} <= vendored, sorted(map(str, loaded))
+    assert {"libcurl", "libzip", "libcrypto", "libssl", "libnghttp2"} <= vendored, sorted(map(str, loaded))
+    assert not any(p.name.startswith("libdeflate") for p in loaded), "libdeflate is built in, not loaded"
     # Everything else it loaded is a library the wheel's policy whitelists
-    # (the loader itself aside): nothing of curl, zip, deflate or OpenSSL
+    # (the loader itself aside): nothing of curl, zip or OpenSSL
     # came from the system.
     policy = inspect(kwheel_bin, built.repaired)["manylinux"]["policy"]
     system = {p for p in loaded if p.parent != libs and not p.name.startswith("ld-linux")}

@@ -1,11 +1,11 @@
-// DeflateScanner must find the block boundaries zlib finds: zlib's
-// inflate(Z_BLOCK) walk (the independent reference, and what kwheel used
-// before) is run over the same streams, from libdeflate at every level and
-// from zlib itself (stored, fixed-Huffman and multi-block streams), over
-// random, repetitive, text and machine-code input. Streams that are not
-// deflate are refused, never scanned past their end.
-#include "kwheel/wheel/deflate_scan.hpp"
-
+// ChunkDeflater joins libdeflate streams at the final-block positions that
+// kwheel's addition to libdeflate 1.14 reports (third_party/libdeflate).
+// Two independent references hold it to account: zlib's inflate(Z_BLOCK)
+// walk must find the same final block in every stream, at every level, over
+// random, repetitive, text and machine-code input; and Debian's own
+// libdeflate 1.14 (libdeflate0, loaded with dlopen) must write the same
+// bytes, so the addition changed nothing but what it reports.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -13,14 +13,17 @@
 #include <array>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-using namespace kwheel;
-
 namespace {
+
+struct FinalBlock {
+  size_t header_bit = 0;
+  size_t end_bit = 0;
+};
 
 using Bytes = std::vector<unsigned char>;
 
@@ -51,32 +54,15 @@ FinalBlock zlib_final_block(const Bytes& stream) {
   return f;
 }
 
-Bytes libdeflate_stream(const Bytes& in, int level) {
-  libdeflate_compressor* c = libdeflate_alloc_compressor(level);
-  Bytes out(libdeflate_deflate_compress_bound(c, in.size()));
-  out.resize(libdeflate_deflate_compress(c, in.data(), in.size(), out.data(), out.size()));
-  libdeflate_free_compressor(c);
-  return out;
-}
-
-Bytes zlib_stream(const Bytes& in, int level, int strategy, size_t flush_every = 0) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, -MAX_WBITS, 8, strategy), Z_OK);
-  Bytes out(deflateBound(&z, in.size()) + 64 * (in.size() / (flush_every ? flush_every : in.size() + 1) + 1));
-  z.next_out = out.data();
-  z.avail_out = static_cast<uInt>(out.size());
-  size_t off = 0;
-  do {
-    const size_t n = flush_every ? std::min(flush_every, in.size() - off) : in.size() - off;
-    z.next_in = const_cast<unsigned char*>(in.data() + off);
-    z.avail_in = static_cast<uInt>(n);
-    off += n;
-    // A full flush mid-stream ends a block where zlib would not have.
-    EXPECT_NE(deflate(&z, off == in.size() ? Z_FINISH : Z_FULL_FLUSH), Z_STREAM_ERROR);
-  } while (off < in.size());
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
+// A stream from the built-in libdeflate, with the final block it reports.
+std::pair<Bytes, FinalBlock> libdeflate_stream(const Bytes& in, int level) {
+  std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(libdeflate_alloc_compressor(level),
+                                                                             libdeflate_free_compressor);
+  Bytes out(libdeflate_deflate_compress_bound(c.get(), in.size()));
+  out.resize(libdeflate_deflate_compress(c.get(), in.data(), in.size(), out.data(), out.size()));
+  FinalBlock f;
+  kwheel_libdeflate_final_block(c.get(), &f.header_bit, &f.end_bit);
+  return {out, f};
 }
 
 Bytes random_bytes(size_t n, unsigned seed) {
@@ -105,45 +91,69 @@ Bytes machine_code(size_t n) {
   return b;
 }
 
-void expect_like_zlib(const Bytes& stream, const std::string& what) {
-  DeflateScanner scanner;
-  const FinalBlock want = zlib_final_block(stream);
-  const FinalBlock got = scanner.final_block(stream);
-  EXPECT_EQ(got.header_bit, want.header_bit) << what;
-  EXPECT_EQ(got.end_bit, want.end_bit) << what;
-  EXPECT_EQ((got.end_bit + 7) / 8, stream.size()) << what;
+std::vector<std::pair<std::string, Bytes>> inputs() {
+  return {{"random", random_bytes(300000, 1)}, {"zeros", Bytes(1 << 20, 0)}, {"text", text(1 << 20)},
+          {"machine code", machine_code(1 << 20)}, {"one byte", Bytes{42}}, {"empty", Bytes{}}};
 }
+
+// Debian's libdeflate 1.14, the unpatched upstream build.
+class SystemLibdeflate {
+ public:
+  SystemLibdeflate() : handle_(dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL), close) {
+    if (!handle_) return;
+    alloc_ = reinterpret_cast<decltype(alloc_)>(dlsym(handle_.get(), "libdeflate_alloc_compressor"));
+    compress_ = reinterpret_cast<decltype(compress_)>(dlsym(handle_.get(), "libdeflate_deflate_compress"));
+    bound_ = reinterpret_cast<decltype(bound_)>(dlsym(handle_.get(), "libdeflate_deflate_compress_bound"));
+    free_ = reinterpret_cast<decltype(free_)>(dlsym(handle_.get(), "libdeflate_free_compressor"));
+  }
+  bool loaded() const { return handle_ && alloc_ && compress_ && bound_ && free_; }
+  Bytes compress(const Bytes& in, int level) const {
+    void* c = alloc_(level);
+    Bytes out(bound_(c, in.size()));
+    out.resize(compress_(c, in.data(), in.size(), out.data(), out.size()));
+    free_(c);
+    return out;
+  }
+
+ private:
+  static void close(void* h) { dlclose(h); }
+  std::unique_ptr<void, void (*)(void*)> handle_;
+  void* (*alloc_)(int) = nullptr;
+  size_t (*compress_)(void*, const void*, size_t, void*, size_t) = nullptr;
+  size_t (*bound_)(void*, size_t) = nullptr;
+  void (*free_)(void*) = nullptr;
+};
 
 }  // namespace
 
-TEST(DeflateScanner, FindsZlibsFinalBlockInLibdeflateStreamsAtEveryLevel) {
-  const std::vector<std::pair<std::string, Bytes>> inputs = {
-      {"random", random_bytes(300000, 1)}, {"zeros", Bytes(1 << 20, 0)},        {"text", text(1 << 20)},
-      {"machine code", machine_code(1 << 20)}, {"one byte", Bytes{42}},         {"empty", Bytes{}}};
-  for (const auto& [name, data] : inputs)
-    for (int level = 1; level <= 12; ++level)
-      expect_like_zlib(libdeflate_stream(data, level), name + " level " + std::to_string(level));
+TEST(LibdeflateFinalBlock, IsWhereZlibFindsItAtEveryLevel) {
+  for (const auto& [name, data] : inputs())
+    for (int level = 0; level <= 12; ++level) {
+      const auto [stream, got] = libdeflate_stream(data, level);
+      const FinalBlock want = zlib_final_block(stream);
+      const std::string what = name + " level " + std::to_string(level);
+      EXPECT_EQ(got.header_bit, want.header_bit) << what;
+      EXPECT_EQ(got.end_bit, want.end_bit) << what;
+      EXPECT_EQ((got.end_bit + 7) / 8, stream.size()) << what;
+    }
 }
 
-TEST(DeflateScanner, ReadsStoredFixedAndManyBlockStreamsFromZlib) {
-  const Bytes code = machine_code(400000);
-  expect_like_zlib(zlib_stream(code, 0, Z_DEFAULT_STRATEGY), "stored");
-  expect_like_zlib(zlib_stream(code, 6, Z_FIXED), "fixed Huffman");
-  expect_like_zlib(zlib_stream(code, 6, Z_HUFFMAN_ONLY), "literals only");
-  expect_like_zlib(zlib_stream(code, 6, Z_RLE), "run lengths");
-  expect_like_zlib(zlib_stream(code, 9, Z_DEFAULT_STRATEGY, 1000), "a block every 1000 bytes");
-  expect_like_zlib(zlib_stream(random_bytes(70000, 2), 6, Z_DEFAULT_STRATEGY, 65535), "stored blocks of random bytes");
+TEST(LibdeflateFinalBlock, FollowsTheLastOfManyStoredBlocks) {
+  // Incompressible input over UINT16_MAX is written as several stored
+  // blocks, the final one last: at level 0 (no compression tried) and at 6.
+  for (size_t n : {size_t{65535}, size_t{65536}, size_t{200000}})
+    for (int level : {0, 6}) {
+      const auto [stream, got] = libdeflate_stream(random_bytes(n, 3), level);
+      const FinalBlock want = zlib_final_block(stream);
+      EXPECT_EQ(got.header_bit, want.header_bit) << n << " bytes, level " << level;
+      EXPECT_EQ(got.end_bit, want.end_bit) << n << " bytes, level " << level;
+    }
 }
 
-TEST(DeflateScanner, RefusesWhatIsNotACompleteStream) {
-  DeflateScanner scanner;
-  const Bytes stream = libdeflate_stream(text(200000), 6);
-  // Cut short: every scan must stop at the end of the bytes, not read on.
-  for (size_t cut : {size_t{0}, size_t{1}, stream.size() / 2, stream.size() - 1})
-    EXPECT_THROW(scanner.final_block(Bytes(stream.begin(), stream.begin() + static_cast<long>(cut))), std::logic_error)
-        << "cut at " << cut;
-  EXPECT_THROW(scanner.final_block(Bytes{0x07}), std::logic_error) << "reserved block type 3";
-  EXPECT_THROW(scanner.final_block(Bytes{0x01, 0x05, 0x00, 0x00, 0x00}), std::logic_error) << "LEN and NLEN disagree";
-  // A scanner that refused one stream still reads the next.
-  EXPECT_EQ(scanner.final_block(stream).end_bit, zlib_final_block(stream).end_bit);
+TEST(LibdeflateFinalBlock, BytesAreThoseOfDebiansLibdeflate) {
+  const SystemLibdeflate debian;
+  ASSERT_TRUE(debian.loaded()) << "libdeflate.so.0 (Debian's libdeflate0, scripts/setup installs it) did not load";
+  for (const auto& [name, data] : inputs())
+    for (int level = 0; level <= 12; ++level)
+      EXPECT_EQ(libdeflate_stream(data, level).first, debian.compress(data, level)) << name << " level " << level;
 }
