@@ -490,7 +490,12 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
   prepare_out_dir(o.out_dir);
   build.staged.resize(variants.size());
   build.fingerprints.resize(variants.size());
-  run_parallel(build.todo.size(), o.jobs, [&](size_t k) {
+  // One writer more than the pool has workers: writers of equal-sized
+  // wheels finish together, and while they close, hash and rename their
+  // archives the spare one keeps the workers fed. Stored members (no pool)
+  // are the writers' own work: `jobs` of them.
+  const unsigned writers = resolve_workers(o.jobs) + (pool.get() ? 1 : 0);
+  run_parallel(build.todo.size(), writers, [&](size_t k) {
     const size_t i = build.todo[k];
     stage_variant(variants[i], o, build.report.variants[i], build.staged[i], build.fingerprints[i]);
   });

@@ -141,7 +141,7 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
                   "macOS floor of darwin wheels (default: the newest minimum the Mach-O files record); a file needing a newer macOS fails the variant");
   sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy and torch (repeatable)");
   sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str();
-  sub->add_option("-j,--jobs", args->jobs, "Deflate workers for the whole run (all wheels, all kernels of a --lock), and the wheel writers and downloads per kernel (default: one worker and writer per CPU, 8 downloads)");
+  sub->add_option("-j,--jobs", args->jobs, "Deflate workers for the whole run (all wheels, all kernels of a --lock); each kernel gets one wheel writer more, and this many downloads (default: one worker per CPU, 8 downloads)");
   sub->add_flag("--no-reuse", args->no_reuse, "Rewrite every wheel, even one already in --out from unchanged inputs");
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] { exit_code = run_build(*args, out); });
