@@ -6,17 +6,12 @@
 
 namespace kwheel {
 
-struct ChunkDeflater::Impl {
-  struct CompressorFree {
-    void operator()(libdeflate_compressor* c) const noexcept { libdeflate_free_compressor(c); }
-  };
-  std::unique_ptr<libdeflate_compressor, CompressorFree> compressor;
-};
+void ChunkDeflater::CompressorFree::operator()(libdeflate_compressor* c) const noexcept { libdeflate_free_compressor(c); }
 
-ChunkDeflater::ChunkDeflater(int level) : level_(level), impl_(std::make_unique<Impl>()) {
+ChunkDeflater::ChunkDeflater(int level) : level_(level) {
   if (level < 1 || level > 12) throw std::invalid_argument("deflate level " + std::to_string(level) + " is not 1..12");
-  impl_->compressor.reset(libdeflate_alloc_compressor(level));
-  if (!impl_->compressor) throw std::bad_alloc();
+  compressor_.reset(libdeflate_alloc_compressor(level));
+  if (!compressor_) throw std::bad_alloc();
 }
 
 ChunkDeflater::~ChunkDeflater() = default;
@@ -38,7 +33,7 @@ void ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std::v
 
 size_t ChunkDeflater::bound(size_t chunk_size) const {
   // +5 for the stored block that byte-aligns a non-final chunk.
-  return libdeflate_deflate_compress_bound(impl_->compressor.get(), chunk_size) + 5;
+  return libdeflate_deflate_compress_bound(compressor_.get(), chunk_size) + 5;
 }
 
 size_t ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std::span<unsigned char> out) {
@@ -46,7 +41,7 @@ size_t ChunkDeflater::compress(std::span<const std::byte> chunk, bool last, std:
   // whatever the buffer: the same room, the same code path, the same bytes.
   const size_t room = bound(chunk.size());
   if (out.size() < room) throw std::logic_error("ChunkDeflater: output buffer under bound()");
-  auto* c = impl_->compressor.get();
+  auto* c = compressor_.get();
   size_t n = libdeflate_deflate_compress(c, chunk.data(), chunk.size(), out.data(), room);
   if (n == 0) throw std::logic_error("libdeflate: output exceeds its own bound");
   if (last) return n;

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+struct libdeflate_compressor;
+
 namespace kwheel {
 
 // 1 MiB: ratio within 0.2 % of 4 MiB chunks on machine code, and memory per
@@ -43,9 +45,11 @@ class ChunkDeflater {
   static std::string engine(int level);
 
  private:
-  struct Impl;
+  struct CompressorFree {
+    void operator()(libdeflate_compressor* c) const noexcept;
+  };
   int level_;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<libdeflate_compressor, CompressorFree> compressor_;
 };
 
 // CRC-32 (ISO 3309, the zip one), continued from `crc`; libdeflate's

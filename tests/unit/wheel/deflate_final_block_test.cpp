@@ -40,8 +40,10 @@ FinalBlock zlib_final_block(const Bytes& stream) {
     z.next_out = sink.data();
     z.avail_out = static_cast<uInt>(sink.size());
     const int ret = inflate(&z, Z_BLOCK);
-    if (ret != Z_OK && ret != Z_STREAM_END) ADD_FAILURE() << "zlib: " << (z.msg ? z.msg : "?");
-    if (ret != Z_OK && ret != Z_STREAM_END) break;
+    if (ret != Z_OK && ret != Z_STREAM_END) {
+      ADD_FAILURE() << "zlib: " << (z.msg ? z.msg : "?");
+      break;
+    }
     if (!(z.data_type & 128)) continue;
     const size_t bit = (stream.size() - z.avail_in) * 8 - static_cast<size_t>(z.data_type & 7);
     if (z.data_type & 64) {
