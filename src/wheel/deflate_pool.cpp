@@ -5,19 +5,24 @@
 namespace kwheel {
 
 namespace {
-// Chunks filled ahead beyond one per worker, so a worker that finishes finds
-// the next one waiting, and a stream whose oldest chunk is still being
-// compressed does not leave workers idle. On the GPU machine at 16 workers
-// (docs/performance.md), half a chunk per worker took 67-70 MB peak RSS,
-// over the 64 MB bound; two in all held 3 x 1 GB to a 10.2x speedup.
-unsigned spare_chunks(unsigned workers) { return std::max(2u, workers / 4); }
+// Slots beyond one per worker: a stream's finished pieces wait in them until
+// its oldest chunk is done, and keep only the compressed bytes meanwhile.
+// On the GPU machine at 16 workers (docs/performance.md) a quarter per
+// worker, each slot holding its 1 MiB input until taken, left 2-4 of 16
+// cores idle.
+unsigned spare_slots(unsigned workers) { return std::max(2u, workers / 2); }
+// Inputs beyond one per worker, filled while the workers are busy; an input
+// is held only until it is compressed.
+constexpr unsigned kSpareInputs = 2;
 }  // namespace
 
 DeflatePool::DeflatePool(unsigned workers)
-    : work_(resolve_workers(workers), resolve_workers(workers) + spare_chunks(resolve_workers(workers))) {
+    : raw_cap_(resolve_workers(workers) + kSpareInputs),
+      work_(resolve_workers(workers), resolve_workers(workers) + spare_slots(resolve_workers(workers))) {
   // The pool is built first (it picks the worker count), then the state its
   // tasks use; no task can run before the constructor returns.
   deflaters_.resize(work_.workers());
+  raw_free_.reserve(raw_cap_);  // so that give_back() never allocates
 }
 
 DeflatePool::~DeflatePool() = default;
@@ -28,22 +33,52 @@ RunPool::RunPool(DeflatePool* given, int level, unsigned workers) {
   pool_ = given ? given : owned_.get();
 }
 
-std::unique_ptr<DeflateChunk> DeflatePool::buffer() {
+void RawReturn::operator()(std::byte* raw) const noexcept { pool->give_back(raw); }
+
+void DeflatePool::give_back(std::byte* raw) noexcept {
   {
     std::lock_guard lock(free_mutex_);
-    if (!free_.empty()) {
-      auto chunk = std::move(free_.back());
-      free_.pop_back();
-      return chunk;
-    }
+    raw_free_.emplace_back(raw);  // room for every input was reserved: cannot throw
   }
-  auto chunk = std::make_unique<DeflateChunk>();
-  chunk->raw = std::make_unique_for_overwrite<std::byte[]>(kDeflateChunk);
+  raw_returned_.notify_one();
+}
+
+std::unique_ptr<DeflateChunk> DeflatePool::buffer(bool wait) {
+  std::unique_lock lock(free_mutex_);
+  if (!wait && raw_free_.empty() && raw_made_ == raw_cap_) return nullptr;
+  raw_returned_.wait(lock, [this] { return !raw_free_.empty() || raw_made_ < raw_cap_; });
+  std::unique_ptr<DeflateChunk> chunk;
+  if (!free_.empty()) {
+    chunk = std::move(free_.back());
+    free_.pop_back();
+  } else {
+    chunk = std::make_unique<DeflateChunk>();
+  }
+  if (!raw_free_.empty()) {
+    chunk->raw = RawBuffer(raw_free_.back().release(), RawReturn{this});
+    raw_free_.pop_back();
+  } else {
+    chunk->raw = RawBuffer(std::make_unique_for_overwrite<std::byte[]>(kDeflateChunk).release(), RawReturn{this});
+    ++raw_made_;
+  }
   return chunk;
+}
+
+unsigned DeflatePool::raw_buffers_made() const {
+  std::lock_guard lock(free_mutex_);
+  return raw_made_;
+}
+
+unsigned DeflatePool::share(unsigned streams) const {
+  // An even split plus one, so a stream whose writer is busy for a moment
+  // does not leave its part of the budget unused.
+  streams = std::max(1u, streams);
+  return (work_.slots() + streams - 1) / streams + 1;
 }
 
 void DeflatePool::recycle(std::unique_ptr<DeflateChunk> chunk) {
   if (!chunk) return;
+  chunk->raw.reset();
   chunk->size = 0;
   chunk->last = false;
   std::lock_guard lock(free_mutex_);
@@ -59,17 +94,24 @@ void DeflatePool::compress(unsigned worker, int level, DeflateChunk& chunk) {
     chunk.packed_room = room;
   }
   chunk.packed_size = d->compress({chunk.raw.get(), chunk.size}, chunk.last, {chunk.packed.get(), chunk.packed_room});
+  chunk.raw.reset();  // the next chunk's, while this piece waits its turn
 }
 
 DeflateStream::DeflateStream(DeflatePool& pool, int level) : pool_(pool), level_(level), tasks_(pool.work()) {
   if (level < 1 || level > 12) throw std::invalid_argument("deflate level " + std::to_string(level) + " is not 1..12");
+  ++pool_.streams_;
 }
 
-DeflateStream::~DeflateStream() { pool_.recycle(std::move(current_)); }
+DeflateStream::~DeflateStream() {
+  pool_.recycle(std::move(current_));
+  --pool_.streams_;
+}
 
 std::unique_ptr<DeflateChunk> DeflateStream::next_buffer() {
+  const bool holding = !tasks_.empty();
+  if (holding && tasks_.size() >= pool_.share(pool_.streams_.load())) return nullptr;
   if (!tasks_.reserve()) return nullptr;
-  return pool_.buffer();
+  return pool_.buffer(/*wait=*/!holding);
 }
 
 void DeflateStream::push(std::unique_ptr<DeflateChunk> chunk) {

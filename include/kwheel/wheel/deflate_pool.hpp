@@ -7,12 +7,19 @@
 // joined stream is byte for byte the serial one; a DeflateStream only puts
 // the pieces back in order.
 //
-// Memory is fixed: the pool's slot budget bounds the chunks in flight over
-// all streams, and their buffers are recycled. The budget is one chunk per
-// worker plus a quarter as many (at least two) filled ahead: at 16 workers
-// that is 20 chunks, about 29 MB, inside the 64 MB a run may take
-// (docs/performance.md).
+// Memory is fixed, in two budgets (docs/performance.md). The pool's slots
+// bound the chunks in flight over all streams, queued, being compressed or
+// compressed and waiting to be taken in order: one per worker plus half as
+// many. Each keeps only its compressed piece once a worker is done with it
+// (about a third of a chunk for machine code): the 1 MiB input goes back to
+// the pool then, and inputs are fewer, one per worker plus two. So a stream
+// whose oldest chunk is still being compressed can hold its finished pieces
+// without leaving workers short of input. No stream takes more than its
+// share of the slots, so the streams of one run finish together instead of
+// one after another, and one writer does not end up feeding every worker.
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -24,11 +31,20 @@
 
 namespace kwheel {
 
+class DeflatePool;
+
+// A chunk's input buffer, which goes back to its pool when let go of.
+struct RawReturn {
+  DeflatePool* pool = nullptr;
+  void operator()(std::byte* raw) const noexcept;
+};
+using RawBuffer = std::unique_ptr<std::byte[], RawReturn>;
+
 // One chunk's buffers: the raw bytes in, the compressed piece out. The
 // piece's buffer is left uninitialised, so only the bytes libdeflate writes
 // (about a third of a chunk for machine code) become resident.
 struct DeflateChunk {
-  std::unique_ptr<std::byte[]> raw;      // kDeflateChunk bytes; `size` of them are the chunk
+  RawBuffer raw;                         // kDeflateChunk bytes, `size` of them the chunk; null once compressed
   size_t size = 0;
   bool last = false;                     // ends the stream
   std::unique_ptr<unsigned char[]> packed;
@@ -47,20 +63,36 @@ class DeflatePool {
   unsigned workers() const { return work_.workers(); }
 
   // A chunk's buffers, recycled: at most one per slot plus one per stream
-  // (the piece it is handing to libzip) ever exist.
-  std::unique_ptr<DeflateChunk> buffer();
+  // (the piece it is handing to libzip) ever exist, and at most
+  // raw_buffers() inputs. With `wait` false, null when every input is in
+  // use; with it, waits for a worker to finish one.
+  std::unique_ptr<DeflateChunk> buffer(bool wait = true);
   void recycle(std::unique_ptr<DeflateChunk> chunk);
 
   // Compresses chunk->raw into chunk->packed at `level` on worker `worker`
-  // (its own deflater for that level, made on first use).
+  // (its own deflater for that level, made on first use), then gives the
+  // input buffer back.
   void compress(unsigned worker, int level, DeflateChunk& chunk);
 
+  unsigned raw_buffers() const { return raw_cap_; }
+  unsigned raw_buffers_made() const;
+  // The most chunks one of `streams` live streams may have in flight.
+  unsigned share(unsigned streams) const;
+
  private:
+  friend struct RawReturn;
+  friend class DeflateStream;
+  void give_back(std::byte* raw) noexcept;
+
   // Per worker, per level 1..12: only that worker's thread touches them.
   std::vector<std::array<std::unique_ptr<ChunkDeflater>, 13>> deflaters_;
-  std::mutex free_mutex_;
+  mutable std::mutex free_mutex_;
+  std::condition_variable raw_returned_;
   std::vector<std::unique_ptr<DeflateChunk>> free_;
-  WorkPool work_;  // last: its workers stop before the deflaters go
+  std::vector<std::unique_ptr<std::byte[]>> raw_free_;
+  unsigned raw_cap_ = 0, raw_made_ = 0;
+  std::atomic<unsigned> streams_{0};
+  WorkPool work_;  // last: its workers stop before the buffers and deflaters go
 };
 
 // The pool one run's writers share: the caller's when it gave one (a
@@ -85,9 +117,9 @@ class DeflateStream {
   DeflateStream(const DeflateStream&) = delete;
   DeflateStream& operator=(const DeflateStream&) = delete;
 
-  // A buffer for the next chunk; null when the run's budget is spent and
-  // this stream holds pieces: take() one first. Blocks only when it holds
-  // none.
+  // A buffer for the next chunk; null when this stream holds pieces and
+  // the run's budget, its share of it, or the run's inputs are spent:
+  // take() one first. Blocks only when it holds none.
   std::unique_ptr<DeflateChunk> next_buffer();
   // Queues the filled buffer (chunk->size bytes; chunk->last on the final one).
   void push(std::unique_ptr<DeflateChunk> chunk);

@@ -123,6 +123,43 @@ TEST(DeflatePool, StreamsSharingOnePoolEachGetTheirOwnBytes) {
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(outputs[i] == serial(inputs[i], 6)) << "stream " << i;
   EXPECT_LE(pool.work().peak_slots_held(), pool.work().slots());
+  // Six streams filled inputs at once, yet no more were ever made than
+  // the pool's fixed number.
+  EXPECT_EQ(pool.raw_buffers(), 4u);
+  EXPECT_LE(pool.raw_buffers_made(), pool.raw_buffers());
+}
+
+TEST(DeflatePool, AStreamHoldsNoMoreThanItsShareOfTheSlots) {
+  // Two workers: four slots. Three live streams split them three ways
+  // (plus one); once the others are gone, one stream may use them all.
+  DeflatePool pool(2);
+  ASSERT_EQ(pool.work().slots(), 4u);
+  ASSERT_EQ(pool.share(3), 3u);
+  const auto data = random_bytes(4 * kDeflateChunk, 3);
+  DeflateStream a(pool, 6);
+  auto fill = [&](int i) {
+    auto chunk = a.next_buffer();
+    if (!chunk) return false;
+    chunk->size = kDeflateChunk;
+    chunk->last = i == 3;
+    std::memcpy(chunk->raw.get(), data.data() + i * kDeflateChunk, kDeflateChunk);
+    a.push(std::move(chunk));
+    return true;
+  };
+  {
+    DeflateStream b(pool, 6), c(pool, 6);
+    EXPECT_TRUE(fill(0));
+    EXPECT_TRUE(fill(1));
+    EXPECT_TRUE(fill(2));
+    EXPECT_FALSE(fill(3)) << "a fourth chunk would take the other streams' share";
+  }
+  EXPECT_TRUE(fill(3));
+  std::vector<unsigned char> joined;
+  while (a.pending()) {
+    const auto piece = a.take();
+    joined.insert(joined.end(), piece.begin(), piece.end());
+  }
+  EXPECT_EQ(decompressed(joined, data.size()), data);
 }
 
 TEST(DeflatePool, AStreamLeftHalfWayGivesEverythingBack) {
@@ -141,6 +178,12 @@ TEST(DeflatePool, AStreamLeftHalfWayGivesEverythingBack) {
   }
   for (unsigned i = 0; i < pool.work().slots(); ++i) EXPECT_TRUE(pool.work().try_acquire_slot());
   for (unsigned i = 0; i < pool.work().slots(); ++i) pool.work().release_slot();
+  // Every input came back too, also the compressed chunks' (taken or not).
+  std::vector<std::unique_ptr<DeflateChunk>> held;
+  for (unsigned i = 0; i < pool.raw_buffers(); ++i) held.push_back(pool.buffer(/*wait=*/false));
+  for (const auto& chunk : held) EXPECT_TRUE(chunk && chunk->raw);
+  EXPECT_FALSE(pool.buffer(/*wait=*/false)) << "more inputs than the pool's " << pool.raw_buffers();
+  for (auto& chunk : held) pool.recycle(std::move(chunk));
   EXPECT_TRUE(pooled(pool, data, 6) == serial(data, 6));
 }
 
