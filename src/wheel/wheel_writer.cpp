@@ -12,6 +12,7 @@
 #include <set>
 
 #include "kwheel/base/atomic_file.hpp"
+#include "kwheel/wheel/archive_file.hpp"
 #include "kwheel/wheel/deflate.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
 #include "kwheel/base/digest.hpp"
@@ -479,20 +480,22 @@ Packing::Packing(const WheelContents& contents, const std::vector<const WheelMem
   record->record_rows = &rows;
 }
 
-// An empty archive at `tmp`, open for libzip to fill.
-ZipPtr open_archive(const std::filesystem::path& tmp, const WheelError& fail) {
-  // The name is created here, empty, before libzip opens it: O_EXCL makes
-  // sure it is ours, and libzip 1.7.3 then opens an existing regular file.
-  // Left to create the file itself, that libzip now and then refused a fresh
-  // name as "Read-only archive" (about 1 build in 60 under ASan on a busy
-  // machine; never once the file exists).
+// An empty archive at `tmp`, open for libzip to fill through `file`.
+ZipPtr open_archive(ArchiveFile& file, const std::filesystem::path& tmp, const WheelError& fail) {
+  // The name is created here, empty, before libzip writes into it through
+  // `file` (kwheel/wheel/archive_file.hpp): O_EXCL makes sure it is ours.
   if (int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666); fd >= 0) ::close(fd);
   else throw fail(ErrorKind::io, "cannot create '" + tmp.string() + "': " + std::strerror(errno));
-  int zerr = 0;
-  ZipPtr za(zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &zerr));
-  if (za) return za;
   zip_error_t e;
-  zip_error_init_with_code(&e, zerr);
+  zip_error_init(&e);
+  if (zip_source_t* src = file.source(&e)) {
+    if (ZipPtr za{zip_open_from_source(src, ZIP_CREATE | ZIP_TRUNCATE, &e)}) {
+      zip_error_fini(&e);
+      return za;
+    }
+    zip_source_free(src);
+  }
+  const int zerr = zip_error_code_zip(&e);
   std::string why = zip_error_strerror(&e);
   zip_error_fini(&e);
   // Say what the path was, so that a failure we did not foresee shows its cause.
@@ -561,7 +564,8 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   std::error_code ec;
   std::filesystem::create_directories(out.parent_path().empty() ? "." : out.parent_path(), ec);
   auto tmp = std::make_unique<TempPath>(out);
-  ZipPtr za = open_archive(tmp->path(), fail);
+  ArchiveFile file(tmp->path());
+  ZipPtr za = open_archive(file, tmp->path(), fail);
   for (auto& src : packing.files) {
     const auto* m = src->member;
     add_member(za.get(), m->archive_path, src.get(), m->executable || is_shared_object(m->archive_path), level, mtime, fail);
