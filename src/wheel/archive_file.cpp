@@ -11,7 +11,10 @@
 namespace kwheel {
 
 namespace {
-constexpr size_t kWriteSize = size_t{1} << 20;
+// 256 KiB: 1,024 writes per 256 MB of wheel, and at --jobs 16 with one
+// writer per wheel at most 4 MB of buffers (a 1 MiB buffer took peak RSS
+// from 56 to 62 MB over 7 wheels on the GPU machine).
+constexpr size_t kWriteSize = size_t{256} << 10;
 // Pages are sent to disk each time this much more of the file is written.
 constexpr uint64_t kSendEvery = uint64_t{8} << 20;
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
 // The file a wheel's archive is written into, as libzip's archive source:
-// libzip writes the archive straight into the given file, in 1 MiB writes,
+// libzip writes the archive straight into the given file, in 256 KiB writes,
 // and the file's pages are sent to disk while it grows.
 //
 // libzip's own file source writes a temp file of its own in 4 KiB pieces

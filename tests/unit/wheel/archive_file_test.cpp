@@ -1,6 +1,6 @@
 // libzip writing through ArchiveFile must give the bytes its own file source
 // gives, whatever the members' sizes: the archive is the same, only the
-// writes differ (1 MiB pieces, in place). Failures keep their system error,
+// writes differ (256 KiB pieces, in place). Failures keep their system error,
 // which the wheel writer turns into advice (a full disk names -o).
 #include "kwheel/wheel/archive_file.hpp"
 
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Members on both sides of the 1 MiB write size, compressed and stored:
+// Members of many 256 KiB writes and between them, compressed and stored:
 // libzip seeks back over each to write its local header again.
 std::vector<std::pair<std::string, std::string>> members() {
   std::mt19937 rng(7);
