@@ -75,7 +75,7 @@ bool ArchiveFile::begin() {
 }
 
 int64_t ArchiveFile::write(const void* data, uint64_t n) {
-  if (!buf_.empty() && pos_ != buf_at_ + buf_.size() && !flush()) return -1;  // after a seek
+  // The buffer, when not empty, always ends at pos_: seek() flushes it.
   const auto* p = static_cast<const unsigned char*>(data);
   uint64_t at = pos_;
   for (uint64_t left = n; left > 0;) {
