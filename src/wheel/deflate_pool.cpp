@@ -45,8 +45,9 @@ void DeflatePool::give_back(std::byte* raw) noexcept {
 
 std::unique_ptr<DeflateChunk> DeflatePool::buffer(bool wait) {
   std::unique_lock lock(free_mutex_);
-  if (!wait && raw_free_.empty() && raw_made_ == raw_cap_) return nullptr;
-  raw_returned_.wait(lock, [this] { return !raw_free_.empty() || raw_made_ < raw_cap_; });
+  const auto input_free = [this] { return !raw_free_.empty() || raw_made_ < raw_cap_; };
+  if (!wait && !input_free()) return nullptr;
+  raw_returned_.wait(lock, input_free);
   std::unique_ptr<DeflateChunk> chunk;
   if (!free_.empty()) {
     chunk = std::move(free_.back());
