@@ -71,6 +71,11 @@ bool WorkPool::try_acquire_slot() {
   return true;
 }
 
+bool WorkPool::slot_free() const {
+  std::lock_guard lock(mutex_);
+  return held_ < slots_;
+}
+
 void WorkPool::release_slot() noexcept {
   {
     std::lock_guard lock(mutex_);

@@ -1,6 +1,7 @@
 #include "kwheel/wheel/deflate_pool.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace kwheel {
 
@@ -40,14 +41,25 @@ void DeflatePool::give_back(std::byte* raw) noexcept {
     std::lock_guard lock(free_mutex_);
     raw_free_.emplace_back(raw);  // room for every input was reserved: cannot throw
   }
-  raw_returned_.notify_one();
+  // All: a writer woken for an input it has no share left for would swallow
+  // the wake-up of one that could use it.
+  changed_.notify_all();
+}
+
+void DeflatePool::finished(DeflateChunk& chunk) noexcept {
+  std::byte* raw = chunk.raw.release();
+  {
+    std::lock_guard lock(free_mutex_);
+    if (raw) raw_free_.emplace_back(raw);
+    chunk.done = true;
+  }
+  changed_.notify_all();
 }
 
 std::unique_ptr<DeflateChunk> DeflatePool::buffer(bool wait) {
   std::unique_lock lock(free_mutex_);
-  const auto input_free = [this] { return !raw_free_.empty() || raw_made_ < raw_cap_; };
   if (!wait && !input_free()) return nullptr;
-  raw_returned_.wait(lock, input_free);
+  changed_.wait(lock, [this] { return input_free(); });
   std::unique_ptr<DeflateChunk> chunk;
   if (!free_.empty()) {
     chunk = std::move(free_.back());
@@ -82,11 +94,19 @@ void DeflatePool::recycle(std::unique_ptr<DeflateChunk> chunk) {
   chunk->raw.reset();
   chunk->size = 0;
   chunk->last = false;
+  chunk->done = false;
   std::lock_guard lock(free_mutex_);
   free_.push_back(std::move(chunk));
 }
 
 void DeflatePool::compress(unsigned worker, int level, DeflateChunk& chunk) {
+  // The input goes back at once, for the next chunk, while this piece
+  // waits its turn; and its writer learns it is done even if this throws.
+  struct Finish {
+    DeflatePool& pool;
+    DeflateChunk& chunk;
+    ~Finish() { pool.finished(chunk); }
+  } finish{*this, chunk};
   auto& d = deflaters_.at(worker).at(static_cast<size_t>(level));
   if (!d) d = std::make_unique<ChunkDeflater>(level);
   const size_t room = d->bound(chunk.size);
@@ -95,7 +115,6 @@ void DeflatePool::compress(unsigned worker, int level, DeflateChunk& chunk) {
     chunk.packed_room = room;
   }
   chunk.packed_size = d->compress({chunk.raw.get(), chunk.size}, chunk.last, {chunk.packed.get(), chunk.packed_room});
-  chunk.raw.reset();  // the next chunk's, while this piece waits its turn
 }
 
 DeflateStream::DeflateStream(DeflatePool& pool, int level) : pool_(pool), level_(level), tasks_(pool.work()) {
@@ -116,14 +135,28 @@ std::unique_ptr<DeflateChunk> DeflateStream::next_buffer() {
 }
 
 void DeflateStream::push(std::unique_ptr<DeflateChunk> chunk) {
+  in_flight_.push_back(chunk.get());
   tasks_.submit([this, chunk = std::move(chunk)](unsigned worker) mutable {
     pool_.compress(worker, level_, *chunk);
     return std::move(chunk);
   });
 }
 
+bool DeflateStream::room() const {
+  return tasks_.size() < pool_.share(pool_.streams_.load()) && (tasks_.reserved() || pool_.work_.slot_free()) && pool_.input_free();
+}
+
+bool DeflateStream::await(bool more) {
+  if (in_flight_.empty()) throw std::logic_error("DeflateStream::await with nothing in flight");
+  const DeflateChunk& oldest = *in_flight_.front();
+  std::unique_lock lock(pool_.free_mutex_);
+  pool_.changed_.wait(lock, [&] { return oldest.done || (more && room()); });
+  return oldest.done;
+}
+
 std::span<const unsigned char> DeflateStream::take() {
   pool_.recycle(std::move(current_));
+  in_flight_.pop_front();  // first: pop() may rethrow, and the two must stay in step
   current_ = tasks_.pop();
   return current_->piece();
 }

@@ -210,11 +210,14 @@ class MemberSourceBase {
 
   // Reads ahead as many chunks as the run's budget allows (each read once:
   // hashed in fill(), CRC'd here, then compressed from the same buffer on a
-  // worker), and hands libzip the compressed pieces in order.
+  // worker), and hands libzip the compressed pieces in order. While the
+  // oldest piece is being compressed, an input that comes back is filled at
+  // once, so that the workers do not wait for this writer's turn.
   zip_int64_t read_packed(unsigned char* data, zip_uint64_t len) {
     while (out_pos_ == piece_.size()) {
       if (!feed()) return -1;
       if (!stream_->pending()) return 0;  // every piece handed over
+      if (!stream_->await(!fed_all_)) continue;
       piece_ = stream_->take();
       out_pos_ = 0;
     }

@@ -54,6 +54,7 @@ class WorkPool {
   void acquire_slot();
   bool try_acquire_slot();
   void release_slot() noexcept;
+  bool slot_free() const;
 
  private:
   void enqueue(std::function<void(unsigned)> job);
@@ -120,6 +121,7 @@ class OrderedTasks {
 
   bool empty() const { return pending_.empty(); }
   size_t size() const { return pending_.size(); }
+  bool reserved() const { return reserved_; }
 
  private:
   WorkPool& pool_;

@@ -17,10 +17,15 @@
 // without leaving workers short of input. No stream takes more than its
 // share of the slots, so the streams of one run finish together instead of
 // one after another, and one writer does not end up feeding every worker.
+// A writer waiting for its oldest piece wakes as soon as an input comes back
+// it could fill, not only when that piece is done: otherwise each input
+// freed by another stream's chunk would idle until some writer's oldest
+// finished, and the workers would run dry (docs/performance.md).
 #include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -47,6 +52,7 @@ struct DeflateChunk {
   RawBuffer raw;                         // kDeflateChunk bytes, `size` of them the chunk; null once compressed
   size_t size = 0;
   bool last = false;                     // ends the stream
+  bool done = false;                     // compressed (or failed); under the pool's lock
   std::unique_ptr<unsigned char[]> packed;
   size_t packed_room = 0, packed_size = 0;
   std::span<const unsigned char> piece() const { return {packed.get(), packed_size}; }
@@ -70,8 +76,8 @@ class DeflatePool {
   void recycle(std::unique_ptr<DeflateChunk> chunk);
 
   // Compresses chunk->raw into chunk->packed at `level` on worker `worker`
-  // (its own deflater for that level, made on first use), then gives the
-  // input buffer back.
+  // (its own deflater for that level, made on first use), then, also when
+  // it fails, gives the input buffer back and marks the chunk done.
   void compress(unsigned worker, int level, DeflateChunk& chunk);
 
   unsigned raw_buffers() const { return raw_cap_; }
@@ -83,11 +89,14 @@ class DeflatePool {
   friend struct RawReturn;
   friend class DeflateStream;
   void give_back(std::byte* raw) noexcept;
+  void finished(DeflateChunk& chunk) noexcept;
+  bool input_free() const { return !raw_free_.empty() || raw_made_ < raw_cap_; }  // under free_mutex_
 
   // Per worker, per level 1..12: only that worker's thread touches them.
   std::vector<std::array<std::unique_ptr<ChunkDeflater>, 13>> deflaters_;
   mutable std::mutex free_mutex_;
-  std::condition_variable raw_returned_;
+  // An input came back, or a chunk is done: what writers wait for.
+  std::condition_variable changed_;
   std::vector<std::unique_ptr<DeflateChunk>> free_;
   std::vector<std::unique_ptr<std::byte[]>> raw_free_;
   unsigned raw_cap_ = 0, raw_made_ = 0;
@@ -124,6 +133,10 @@ class DeflateStream {
   // Queues the filled buffer (chunk->size bytes; chunk->last on the final one).
   void push(std::unique_ptr<DeflateChunk> chunk);
   bool pending() const { return !tasks_.empty(); }
+  // With something pending: blocks until the oldest piece is compressed
+  // (true: take() it) or, when `more` chunks are left to queue, until
+  // next_buffer() would give one (false: fill it first).
+  bool await(bool more);
   // The oldest piece, compressed; valid until the next take(). Rethrows a
   // worker's error.
   std::span<const unsigned char> take();
@@ -131,8 +144,11 @@ class DeflateStream {
  private:
   DeflatePool& pool_;
   int level_;
+  bool room() const;  // under the pool's free_mutex_
+
   OrderedTasks<std::unique_ptr<DeflateChunk>> tasks_;
-  std::unique_ptr<DeflateChunk> current_;  // what take() returned last
+  std::deque<const DeflateChunk*> in_flight_;  // tasks_' chunks, oldest first, for await()
+  std::unique_ptr<DeflateChunk> current_;      // what take() returned last
 };
 
 }  // namespace kwheel

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -160,6 +161,40 @@ TEST(DeflatePool, AStreamHoldsNoMoreThanItsShareOfTheSlots) {
     joined.insert(joined.end(), piece.begin(), piece.end());
   }
   EXPECT_EQ(decompressed(joined, data.size()), data);
+}
+
+TEST(DeflatePool, AWaitingStreamWakesForAnInputBeforeItsOldestIsDone) {
+  // One worker, held by a task of the test's: the stream's chunk cannot be
+  // compressed. Every input is in use. When one comes back, await() must
+  // return for it (false: fill it), not wait on for the held chunk.
+  DeflatePool pool(1);
+  ASSERT_EQ(pool.raw_buffers(), 3u);
+  std::promise<void> gate;
+  auto blocker = pool.work().submit([open = gate.get_future().share()](unsigned) { open.wait(); });
+  const auto data = random_bytes(kDeflateChunk, 11);
+  DeflateStream stream(pool, 6);
+  auto chunk = stream.next_buffer();
+  ASSERT_TRUE(chunk);
+  chunk->size = data.size();
+  chunk->last = true;
+  std::memcpy(chunk->raw.get(), data.data(), data.size());
+  stream.push(std::move(chunk));
+  std::vector<std::unique_ptr<DeflateChunk>> held;
+  for (int i = 0; i < 2; ++i) held.push_back(pool.buffer(/*wait=*/false));
+  ASSERT_TRUE(held[0] && held[1]);
+  ASSERT_FALSE(pool.buffer(/*wait=*/false)) << "every input should be in use";
+
+  auto woke = std::async(std::launch::async, [&] { return stream.await(/*more=*/true); });
+  held.pop_back();  // an input comes back
+  const bool in_time = woke.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  gate.set_value();  // in either case, so that nothing is left waiting
+  ASSERT_TRUE(in_time) << "await() slept through an input coming back";
+  EXPECT_FALSE(woke.get()) << "the oldest chunk cannot be done: its worker was held";
+
+  blocker.get();
+  EXPECT_TRUE(stream.await(/*more=*/false));
+  const auto piece = stream.take();
+  EXPECT_EQ(decompressed({piece.begin(), piece.end()}, data.size()), data);
 }
 
 TEST(DeflatePool, AStreamLeftHalfWayGivesEverythingBack) {
