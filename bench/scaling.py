@@ -4,7 +4,7 @@
 Two modes, both on local kernel repos (directory sources: no Hub, no network, only the Python
 standard library), so that it runs from a bundle on a machine with nothing installed:
 
-  scaling   for each repo and each N in --jobs: `kwheel build REPO --no-reuse --jobs N`, wall time
+  scaling   for each repo (--repos) and each N in --jobs, N varying fastest within a round: `kwheel build REPO --no-reuse --jobs N`, wall time
             and peak RSS; the floor is bench/deflate-floor (libdeflate at the same level over the same
             bytes in the same 1 MiB chunks on N threads, nothing else). Repos: 3 variants x 1 GB and
             7 variants x 60 MB (sizes x --scale).
@@ -144,15 +144,17 @@ def floor(a, repo: Path, jobs: int) -> dict:
 
 def scaling(a, work: Path, head: bytes, code: bytes) -> list[dict]:
     rows = []
-    for n, size_mb in ((3, 1000), (7, 60)):
+    for n, size_mb in a.repos:
         size = max(1, round(size_mb * a.scale)) * MB
         repo = work / f"repo-{n}x{size // MB}"
         t0 = time.perf_counter()
         shas = make_repo(repo, n, size, head, code)
         print(f"[{time.strftime('%H:%M:%S')}] made {n} x {size // MB} MB in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
         wheels = None
-        for jobs in a.jobs:
-            for rnd in range(a.rounds):
+        # Round-major: every --jobs value once per round, so that a slow spell of a shared machine
+        # falls on all of them alike instead of on the rounds of one.
+        for rnd in range(a.rounds):
+            for jobs in a.jobs:
                 kw = kwheel_build(a, repo, work / "out", jobs)
                 if wheels is None:  # the members are checked once; later builds must give the same wheels
                     wheels = check_wheels(work / "out", shas)
@@ -220,6 +222,7 @@ def main() -> int:
     ap.add_argument("--kwheel", required=True)
     ap.add_argument("--floor", help="bench/deflate-floor, compiled against kwheel's built-in libdeflate (bench/bundle-scaling does it)")
     ap.add_argument("--jobs", default="1,2,4,8,16")
+    ap.add_argument("--repos", default="3x1000,7x60", help="scaling: repos as VARIANTSxMB, comma-separated")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--level", type=int, default=6)
@@ -229,6 +232,11 @@ def main() -> int:
     ap.add_argument("--json-out", default=None)
     a = ap.parse_args()
     a.jobs = [int(j) for j in a.jobs.split(",")]
+    try:
+        a.repos = [tuple(int(x) for x in r.split("x")) for r in a.repos.split(",")]
+        assert all(len(r) == 2 and min(r) > 0 and r[0] <= 9 for r in a.repos)
+    except (ValueError, AssertionError):
+        ap.error(f"--repos {a.repos!r}: expected VARIANTSxMB[,...] with 1-9 variants, such as 3x1000,7x60")
     a.kwheel = str(Path(a.kwheel).resolve())
     a.floor = str(Path(a.floor).resolve()) if a.floor else None
     code_files = a.code or [a.kwheel, *sorted(str(p) for p in (Path(a.kwheel).parent / "lib").glob("*.so*"))]
