@@ -135,11 +135,17 @@ std::unique_ptr<DeflateChunk> DeflateStream::next_buffer() {
 }
 
 void DeflateStream::push(std::unique_ptr<DeflateChunk> chunk) {
-  in_flight_.push_back(chunk.get());
-  tasks_.submit([this, chunk = std::move(chunk)](unsigned worker) mutable {
-    pool_.compress(worker, level_, *chunk);
-    return std::move(chunk);
-  });
+  DeflateChunk* lent = chunk.get();
+  in_flight_.push_back(std::move(chunk));
+  try {
+    tasks_.submit([this, lent](unsigned worker) {
+      pool_.compress(worker, level_, *lent);
+      return lent;
+    });
+  } catch (...) {
+    in_flight_.pop_back();  // not queued (OrderedTasks::submit): no task holds it
+    throw;
+  }
 }
 
 bool DeflateStream::room() const {
@@ -148,7 +154,7 @@ bool DeflateStream::room() const {
 
 bool DeflateStream::await(bool more) {
   if (in_flight_.empty()) throw std::logic_error("DeflateStream::await with nothing in flight");
-  const DeflateChunk& oldest = *in_flight_.front();
+  const DeflateChunk& oldest = *in_flight_.front();  // alive until take(), whatever its task did
   std::unique_lock lock(pool_.free_mutex_);
   pool_.changed_.wait(lock, [&] { return oldest.done || (more && room()); });
   return oldest.done;
@@ -156,8 +162,10 @@ bool DeflateStream::await(bool more) {
 
 std::span<const unsigned char> DeflateStream::take() {
   pool_.recycle(std::move(current_));
+  std::unique_ptr<DeflateChunk> oldest = std::move(in_flight_.front());
   in_flight_.pop_front();  // first: pop() may rethrow, and the two must stay in step
-  current_ = tasks_.pop();
+  tasks_.pop();            // once it returns or throws, the task is done with the chunk
+  current_ = std::move(oldest);
   return current_->piece();
 }
 

@@ -100,10 +100,19 @@ class OrderedTasks {
     return true;
   }
 
+  // Either queues the task and keeps its future, or throws having queued
+  // nothing: a task running with no future to wait for could outlive what
+  // it points at.
   template <class F>
   void submit(F task) {
     if (!reserved_) throw std::logic_error("OrderedTasks::submit without a reserved slot");
-    pending_.push_back(pool_.submit(std::move(task)));
+    pending_.emplace_back();
+    try {
+      pending_.back() = pool_.submit(std::move(task));
+    } catch (...) {
+      pending_.pop_back();
+      throw;
+    }
     reserved_ = false;
   }
 

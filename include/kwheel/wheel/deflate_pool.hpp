@@ -20,7 +20,9 @@
 // A writer waiting for its oldest piece wakes as soon as an input comes back
 // it could fill, not only when that piece is done: otherwise each input
 // freed by another stream's chunk would idle until some writer's oldest
-// finished, and the workers would run dry (docs/performance.md).
+// finished, and the workers would run dry (docs/performance.md). A slot
+// freed on its own wakes no one: the next input back or chunk done does, a
+// chunk's time later at most.
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -146,9 +148,12 @@ class DeflateStream {
   int level_;
   bool room() const;  // under the pool's free_mutex_
 
-  OrderedTasks<std::unique_ptr<DeflateChunk>> tasks_;
-  std::deque<const DeflateChunk*> in_flight_;  // tasks_' chunks, oldest first, for await()
-  std::unique_ptr<DeflateChunk> current_;      // what take() returned last
+  // The chunks queued or compressed, oldest first. Owned here and lent to
+  // the tasks, which are declared after them: they are waited for before
+  // the chunks go, and a failed task's chunk stays readable by await().
+  std::deque<std::unique_ptr<DeflateChunk>> in_flight_;
+  OrderedTasks<DeflateChunk*> tasks_;
+  std::unique_ptr<DeflateChunk> current_;  // what take() returned last
 };
 
 }  // namespace kwheel

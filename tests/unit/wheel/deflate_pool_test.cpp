@@ -13,6 +13,7 @@
 #include <future>
 #include <random>
 #include <thread>
+#include <utility>
 
 using namespace kwheel;
 
@@ -173,6 +174,16 @@ TEST(DeflatePool, AWaitingStreamWakesForAnInputBeforeItsOldestIsDone) {
   auto blocker = pool.work().submit([open = gate.get_future().share()](unsigned) { open.wait(); });
   const auto data = random_bytes(kDeflateChunk, 11);
   DeflateStream stream(pool, 6);
+  // Declared after the stream, so destroyed before it: an early return
+  // opens the gate first, and the stream's end does not wait on the blocker.
+  struct Opener {
+    std::promise<void>& gate;
+    bool open = false;
+    void operator()() {
+      if (!std::exchange(open, true)) gate.set_value();
+    }
+    ~Opener() { (*this)(); }
+  } opener{gate};
   auto chunk = stream.next_buffer();
   ASSERT_TRUE(chunk);
   chunk->size = data.size();
@@ -185,9 +196,13 @@ TEST(DeflatePool, AWaitingStreamWakesForAnInputBeforeItsOldestIsDone) {
   ASSERT_FALSE(pool.buffer(/*wait=*/false)) << "every input should be in use";
 
   auto woke = std::async(std::launch::async, [&] { return stream.await(/*more=*/true); });
+  // Nothing it waits for has happened: it must not return. (Had it not
+  // started waiting yet, the input below would find it later, and the
+  // assertions after it would hold all the same.)
+  EXPECT_EQ(woke.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout) << "await() returned with no input free";
   held.pop_back();  // an input comes back
   const bool in_time = woke.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
-  gate.set_value();  // in either case, so that nothing is left waiting
+  opener();  // in either case, so that nothing is left waiting
   ASSERT_TRUE(in_time) << "await() slept through an input coming back";
   EXPECT_FALSE(woke.get()) << "the oldest chunk cannot be done: its worker was held";
 
