@@ -36,23 +36,14 @@ RunPool::RunPool(DeflatePool* given, int level, unsigned workers) {
 
 void RawReturn::operator()(std::byte* raw) const noexcept { pool->give_back(raw); }
 
-void DeflatePool::give_back(std::byte* raw) noexcept {
+void DeflatePool::give_back(std::byte* raw, DeflateChunk* done) noexcept {
   {
     std::lock_guard lock(free_mutex_);
-    raw_free_.emplace_back(raw);  // room for every input was reserved: cannot throw
+    if (raw) raw_free_.emplace_back(raw);  // room for every input was reserved: cannot throw
+    if (done) done->done = true;
   }
   // All: a writer woken for an input it has no share left for would swallow
   // the wake-up of one that could use it.
-  changed_.notify_all();
-}
-
-void DeflatePool::finished(DeflateChunk& chunk) noexcept {
-  std::byte* raw = chunk.raw.release();
-  {
-    std::lock_guard lock(free_mutex_);
-    if (raw) raw_free_.emplace_back(raw);
-    chunk.done = true;
-  }
   changed_.notify_all();
 }
 
@@ -105,7 +96,7 @@ void DeflatePool::compress(unsigned worker, int level, DeflateChunk& chunk) {
   struct Finish {
     DeflatePool& pool;
     DeflateChunk& chunk;
-    ~Finish() { pool.finished(chunk); }
+    ~Finish() { pool.give_back(chunk.raw.release(), &chunk); }
   } finish{*this, chunk};
   auto& d = deflaters_.at(worker).at(static_cast<size_t>(level));
   if (!d) d = std::make_unique<ChunkDeflater>(level);
@@ -129,7 +120,7 @@ DeflateStream::~DeflateStream() {
 
 std::unique_ptr<DeflateChunk> DeflateStream::next_buffer() {
   const bool holding = !tasks_.empty();
-  if (holding && tasks_.size() >= pool_.share(pool_.streams_.load())) return nullptr;
+  if (holding && !within_share()) return nullptr;
   if (!tasks_.reserve()) return nullptr;
   return pool_.buffer(/*wait=*/!holding);
 }
@@ -148,9 +139,9 @@ void DeflateStream::push(std::unique_ptr<DeflateChunk> chunk) {
   }
 }
 
-bool DeflateStream::room() const {
-  return tasks_.size() < pool_.share(pool_.streams_.load()) && (tasks_.reserved() || pool_.work_.slot_free()) && pool_.input_free();
-}
+bool DeflateStream::within_share() const { return tasks_.size() < pool_.share(pool_.streams_.load()); }
+
+bool DeflateStream::room() const { return within_share() && (tasks_.reserved() || pool_.work_.slot_free()) && pool_.input_free(); }
 
 bool DeflateStream::await(bool more) {
   if (in_flight_.empty()) throw std::logic_error("DeflateStream::await with nothing in flight");

@@ -90,8 +90,9 @@ class DeflatePool {
  private:
   friend struct RawReturn;
   friend class DeflateStream;
-  void give_back(std::byte* raw) noexcept;
-  void finished(DeflateChunk& chunk) noexcept;
+  // An input back (raw may be null), and/or a chunk marked done, under one
+  // lock and one wake-up.
+  void give_back(std::byte* raw, DeflateChunk* done = nullptr) noexcept;
   bool input_free() const { return !raw_free_.empty() || raw_made_ < raw_cap_; }  // under free_mutex_
 
   // Per worker, per level 1..12: only that worker's thread touches them.
@@ -146,6 +147,7 @@ class DeflateStream {
  private:
   DeflatePool& pool_;
   int level_;
+  bool within_share() const;
   bool room() const;  // under the pool's free_mutex_
 
   // The chunks queued or compressed, oldest first. Owned here and lent to
