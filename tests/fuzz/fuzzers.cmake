@@ -34,9 +34,6 @@ list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.c
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})
 list(REMOVE_ITEM KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_FUZZ_SOURCES})
-set(KWHEEL_FUZZ_LIBS
-  PkgConfig::LIBZIP PkgConfig::LIBCURL kwheel_libdeflate PkgConfig::ZLIB OpenSSL::Crypto nlohmann_json::nlohmann_json Threads::Threads)
-
 # The plain modules are a target of their own, not per-file options, so
 # that they too compile a directory at a time (KWHEEL_UNITY, which
 # scripts/fuzz turns on): CMake never puts a file with options of its own in
@@ -45,7 +42,7 @@ add_library(kwheel_fuzz_plain OBJECT ${KWHEEL_FUZZ_PLAIN_SOURCES} ${KWHEEL_EMBED
 target_include_directories(kwheel_fuzz_plain PRIVATE ${CMAKE_SOURCE_DIR}/include)
 target_compile_options(kwheel_fuzz_plain PRIVATE -gline-tables-only -O0 -fno-omit-frame-pointer)
 target_compile_definitions(kwheel_fuzz_plain PRIVATE KWHEEL_VERSION="${PROJECT_VERSION}" KWHEEL_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-target_link_libraries(kwheel_fuzz_plain PRIVATE ${KWHEEL_FUZZ_LIBS})
+target_link_libraries(kwheel_fuzz_plain PRIVATE ${KWHEEL_CORE_LIBS})
 kwheel_unity_by_directory(kwheel_fuzz_plain EXCLUDE ${KWHEEL_LIB_UNITY_EXCLUDE})
 
 # Line tables are all a crash report needs, at a fraction of full debug
@@ -58,7 +55,7 @@ target_compile_definitions(kwheel_fuzz_core PUBLIC KWHEEL_VERSION="${PROJECT_VER
 # The heavy standard and JSON headers parsed once, not once per source: 215 s
 # of CPU for a clean build instead of 250 s (CI has 2 cores).
 target_precompile_headers(kwheel_fuzz_core PRIVATE <nlohmann/json.hpp> <regex> <filesystem> <functional> <map> <optional> <string> <vector>)
-target_link_libraries(kwheel_fuzz_core PUBLIC ${KWHEEL_FUZZ_LIBS})
+target_link_libraries(kwheel_fuzz_core PUBLIC ${KWHEEL_CORE_LIBS})
 kwheel_unity_by_directory(kwheel_fuzz_core EXCLUDE ${KWHEEL_LIB_UNITY_EXCLUDE})
 
 add_custom_target(fuzzers)
