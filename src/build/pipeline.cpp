@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/build/warm_up.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
 
@@ -175,6 +176,7 @@ int PipelineResult::exit_code() const {
 }
 
 PipelineResult run_pipeline(const PipelineRequest& request, const Feedback& feedback) {
+  const WarmUp warm_up;  // first: it runs while the sources are resolved
   // One deflate pool for the whole run: every wheel of every kernel.
   PipelineRequest r = request;
   const RunPool pool(r.options.write.pool, r.options.write.compression_level, r.options.jobs);
