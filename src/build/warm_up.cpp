@@ -1,6 +1,6 @@
 #include "kwheel/build/warm_up.hpp"
 
-#include <system_error>
+#include <exception>
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/evidence/abi3.hpp"
@@ -18,6 +18,7 @@ std::vector<WarmUp::Task> WarmUp::run_inits() {
 }
 
 WarmUp::WarmUp(std::vector<Task> tasks) {
+  threads_.reserve(tasks.size());
   for (auto& task : tasks) {
     try {
       threads_.emplace_back([task = std::move(task)] {
@@ -26,7 +27,7 @@ WarmUp::WarmUp(std::vector<Task> tasks) {
         } catch (...) {
         }
       });
-    } catch (const std::system_error&) {
+    } catch (const std::exception&) {
       return;  // no thread to spare: the rest are done on first use instead
     }
   }
