@@ -433,6 +433,9 @@ void stage_variant(const VariantInput& input, const BuildOptions& o, VariantResu
       r.sha256 = state->sha256;
       r.size = state->size;
       r.reused = true;
+      // Built by a run that reported no digest: take it now, and let
+      // commit_build record it (a reused wheel's staged info holds one only then).
+      if (r.sha256.empty() && o.write.digest) r.sha256 = staged.info.sha256 = sha256_file_hex(r.wheel);
     } else {
       staged = stage_wheel(plan.contents, r.wheel, o.write);
       if (plan.metadata && plan.metadata->digest) verify_digest(input, plan, staged.info);
@@ -507,7 +510,10 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
 void commit_build(StagedBuild& build) {
   for (auto i : build.todo) {
     auto& r = build.report.variants[i];
-    if (r.reused) continue;
+    if (r.reused) {
+      if (!build.staged[i].info.sha256.empty()) record_state(r.wheel, build.fingerprints[i], r.sha256, r.size);
+      continue;
+    }
     build.staged[i].commit();
     record_state(r.wheel, build.fingerprints[i], r.sha256, r.size);
   }

@@ -30,12 +30,15 @@ std::optional<ReuseState> parse_reuse_state(std::string_view text) {
   };
   auto fingerprint = string_at("fingerprint"), identity = string_at("wheel_identity"), sha256 = string_at("sha256");
   auto size = j.find("size");
-  if (!fingerprint || !identity || !sha256 || !is_sha256_hex(*sha256) || size == j.end() || !size->is_number_unsigned()) return std::nullopt;
-  return ReuseState{*fingerprint, *identity, *sha256, size->get<uint64_t>()};
+  if (!fingerprint || !identity || size == j.end() || !size->is_number_unsigned()) return std::nullopt;
+  // A build that reported no digest took none: no key, never an empty one.
+  if (j.contains("sha256") && !(sha256 && is_sha256_hex(*sha256))) return std::nullopt;
+  return ReuseState{*fingerprint, *identity, sha256.value_or(""), size->get<uint64_t>()};
 }
 
 std::string format_reuse_state(const ReuseState& s) {
-  const nlohmann::json j{{"fingerprint", s.fingerprint}, {"wheel_identity", s.wheel_identity}, {"sha256", s.sha256}, {"size", s.size}};
+  nlohmann::json j{{"fingerprint", s.fingerprint}, {"wheel_identity", s.wheel_identity}, {"size", s.size}};
+  if (!s.sha256.empty()) j["sha256"] = s.sha256;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -27,7 +27,7 @@ struct BuildArgs {
   bool no_reuse = false;
 };
 
-PipelineRequest request(const BuildArgs& a) {
+PipelineRequest request(const BuildArgs& a, const Output& out) {
   PipelineRequest r = a.request;
   BuildOptions& o = r.options;
   o.name = a.name;
@@ -41,6 +41,7 @@ PipelineRequest request(const BuildArgs& a) {
   o.write.source_date_epoch = source_date_epoch_from_env();
   o.jobs = a.jobs;
   o.reuse = !a.no_reuse;
+  o.write.digest = out.json;  // only --json reports the wheels' sha256
   return r;
 }
 
@@ -112,7 +113,7 @@ void report(const PipelineResult& result, bool many, const std::string& out_dir,
 
 int run_build(const BuildArgs& a, const Output& out) {
   const Feedback fb = feedback(out);  // outlives the download threads
-  const PipelineResult result = run_pipeline(request(a), fb);
+  const PipelineResult result = run_pipeline(request(a, out), fb);
   report(result, a.request.many(), a.out, out);
   return result.exit_code();
 }

@@ -579,7 +579,7 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
   restamp(tmp->path(), options.source_date_epoch.value_or(kZipEpoch), fail);
 
   StagedWheel staged;
-  staged.info.sha256 = sha256_file_hex(tmp->path());
+  if (options.digest) staged.info.sha256 = sha256_file_hex(tmp->path());
   staged.info.size = std::filesystem::file_size(tmp->path());
   staged.info.path = out;
   staged.info.record = std::move(packing.rows);

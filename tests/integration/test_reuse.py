@@ -103,3 +103,29 @@ def test_changed_options_rebuild(tmp_path):
                         "--compression-level", "9"], capture_output=True, text=True, env=env_epoch)
     assert r.returncode == 0, r.stderr
     assert not any(v["reused"] for v in json.loads(r.stdout)["variants"])
+
+
+def test_a_build_without_json_takes_no_digest_and_a_later_json_run_takes_it_once(tmp_path):
+    # Without --json nothing reports the wheels' sha256, so the build does not
+    # hash them; a later --json run that keeps them hashes each once, and
+    # records it for the runs after it.
+    repo = make_repo(tmp_path / "repo")
+    out = tmp_path / "dist"
+    r = subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    wheels = sorted(out.glob("*.whl"))
+    assert len(wheels) == len(VARIANTS)
+    states = {w: out / ".kwheel" / (w.name + ".json") for w in wheels}
+    assert all("sha256" not in json.loads(s.read_text()) for s in states.values())
+    mtimes = {w: w.stat().st_mtime_ns for w in wheels}
+    second = build(repo, out)
+    assert all(v["reused"] for v in second.values())
+    assert {Path(v["wheel"]): v["sha256"] for v in second.values()} == {w: sha(w) for w in wheels}
+    assert {w: json.loads(s.read_text())["sha256"] for w, s in states.items()} == {w: sha(w) for w in wheels}
+    assert {w: w.stat().st_mtime_ns for w in wheels} == mtimes, "taking a digest must not rewrite the wheel"
+    third = build(repo, out)
+    assert all(v["reused"] for v in third.values())
+    assert {v["variant"]: v["sha256"] for v in third.values()} == {v["variant"]: v["sha256"] for v in second.values()}
+    fresh = build(repo, tmp_path / "fresh", "--no-reuse")
+    assert {v["variant"]: v["sha256"] for v in fresh.values()} == {v["variant"]: v["sha256"] for v in second.values()}

@@ -15,7 +15,7 @@ namespace kwheel {
 struct ReuseState {
   std::string fingerprint;     // of the inputs the wheel was packed from
   std::string wheel_identity;  // device, inode, size and times right after writing
-  std::string sha256;          // of the wheel, 64 lower-case hex digits
+  std::string sha256;          // of the wheel, 64 lower-case hex digits; empty: not yet taken
   uint64_t size = 0;
 };
 

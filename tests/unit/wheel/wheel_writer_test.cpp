@@ -310,6 +310,20 @@ TEST(WheelWriter, ByteIdenticalAcrossRunsAndTimeZones) {
   }
 }
 
+// Without a digest the writer skips only the final hash: the same bytes.
+TEST(WheelWriter, WithoutADigestTheBytesAreTheSameAndNoHashIsReported) {
+  Fixture f;
+  WriteOptions o;
+  const WrittenWheel with = write_wheel(f.contents, f.out("with"), o);
+  o.digest = false;
+  const WrittenWheel without = write_wheel(f.contents, f.out("without"), o);
+  EXPECT_EQ(with.sha256, sha256sum(f.out("with")));
+  EXPECT_EQ(without.sha256, "");
+  EXPECT_EQ(slurp(f.out("without")), slurp(f.out("with")));
+  EXPECT_EQ(without.size, with.size);
+  EXPECT_EQ(without.record, with.record);
+}
+
 TEST(WheelWriter, TimestampInsideALocalDstGap) {
   // 02:30 UTC on a day whose local clocks jump from 02:00 to 03:00: a local
   // 02:30 does not exist there, but the archive must still say 02:30.
