@@ -199,14 +199,38 @@ std::optional<ReuseState> reusable(const fs::path& wheel, const std::string& fin
   return state;
 }
 
-void record_state(const fs::path& wheel, const std::string& fingerprint, const std::string& sha256, uint64_t size) {
+void record_state(const fs::path& wheel, const ReuseState& state) {
   std::error_code ec;
   fs::create_directories(reuse_state_path(wheel).parent_path(), ec);
   if (ec) return;  // only an optimisation: the next build rewrites the wheel
   try {
-    write_file_atomic(reuse_state_path(wheel), format_reuse_state({fingerprint, stat_identity(wheel), sha256, size}));
+    write_file_atomic(reuse_state_path(wheel), format_reuse_state(state));
   } catch (const Error&) {
   }
+}
+
+// A kept wheel's state with its digest, taken now because the run that
+// wrote it reported none; nullopt if the wheel cannot be read or changed
+// while it was hashed, and then it is packed again.
+std::optional<ReuseState> with_digest(const fs::path& wheel, ReuseState state) {
+  try {
+    state.sha256 = sha256_file_hex(wheel);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (stat_identity(wheel) != state.wheel_identity) return std::nullopt;
+  return state;
+}
+
+// The wheel in out_dir to keep instead of packing, if any. When the run
+// reports digests and the one that wrote it took none, its digest is taken
+// here and the state is also left in `taken`, for commit_build to record.
+std::optional<ReuseState> kept_wheel(const fs::path& wheel, const std::string& fingerprint, const BuildOptions& o,
+                                     std::optional<ReuseState>& taken) {
+  auto state = o.reuse ? reusable(wheel, fingerprint) : std::nullopt;
+  if (!state || !state->sha256.empty() || !o.write.digest) return state;
+  taken = with_digest(wheel, *std::move(state));
+  return taken;
 }
 
 // Packing hashed every member for RECORD; the digest is checked against
@@ -412,8 +436,9 @@ void prepare_out_dir(const fs::path& out_dir) {
 }
 
 // One variant's wheel, planned and staged (or an up-to-date one in out_dir
-// kept); a failure is the variant's, recorded in `r`.
-void stage_variant(const VariantInput& input, const BuildOptions& o, VariantResult& r, StagedWheel& staged, std::string& fingerprint) {
+// kept); a failure is the variant's, recorded in its report.
+void stage_variant(const VariantInput& input, const BuildOptions& o, StagedBuild& build, size_t i) {
+  VariantResult& r = build.report.variants[i];
   try {
     if (o.await_inputs) o.await_inputs(input);
     PlannedWheel plan = plan_wheel(input, o);
@@ -428,15 +453,13 @@ void stage_variant(const VariantInput& input, const BuildOptions& o, VariantResu
     r.gpu = plan.gpu;
     r.macos = plan.macos;
     r.wheel = o.out_dir / plan.filename;
-    fingerprint = input_fingerprint(plan, o);
-    if (auto state = o.reuse ? reusable(r.wheel, fingerprint) : std::nullopt) {
+    build.fingerprints[i] = input_fingerprint(plan, o);
+    if (auto state = kept_wheel(r.wheel, build.fingerprints[i], o, build.digests_taken[i])) {
       r.sha256 = state->sha256;
       r.size = state->size;
       r.reused = true;
-      // Built by a run that reported no digest: take it now, and let
-      // commit_build record it (a reused wheel's staged info holds one only then).
-      if (r.sha256.empty() && o.write.digest) r.sha256 = staged.info.sha256 = sha256_file_hex(r.wheel);
     } else {
+      StagedWheel& staged = build.staged[i];
       staged = stage_wheel(plan.contents, r.wheel, o.write);
       if (plan.metadata && plan.metadata->digest) verify_digest(input, plan, staged.info);
       r.sha256 = staged.info.sha256;
@@ -493,6 +516,7 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
   prepare_out_dir(o.out_dir);
   build.staged.resize(variants.size());
   build.fingerprints.resize(variants.size());
+  build.digests_taken.resize(variants.size());
   // One writer more than the pool has workers: writers of equal-sized
   // wheels finish together, and while they close, hash and rename their
   // archives the spare one keeps the workers fed. Stored members (no pool)
@@ -500,7 +524,7 @@ StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOp
   const unsigned writers = resolve_workers(o.jobs) + (pool.get() ? 1 : 0);
   run_parallel(build.todo.size(), writers, [&](size_t k) {
     const size_t i = build.todo[k];
-    stage_variant(variants[i], o, build.report.variants[i], build.staged[i], build.fingerprints[i]);
+    stage_variant(variants[i], o, build, i);
   });
   check_consistent(build.report, build.todo);
   check_distinct_names(build.report, build.todo);
@@ -511,11 +535,14 @@ void commit_build(StagedBuild& build) {
   for (auto i : build.todo) {
     auto& r = build.report.variants[i];
     if (r.reused) {
-      if (!build.staged[i].info.sha256.empty()) record_state(r.wheel, build.fingerprints[i], r.sha256, r.size);
+      // Only if the wheel is still the one hashed: another run into this
+      // out_dir may have replaced it since.
+      const auto& taken = build.digests_taken[i];
+      if (taken && stat_identity(r.wheel) == taken->wheel_identity) record_state(r.wheel, *taken);
       continue;
     }
     build.staged[i].commit();
-    record_state(r.wheel, build.fingerprints[i], r.sha256, r.size);
+    record_state(r.wheel, {build.fingerprints[i], stat_identity(r.wheel), r.sha256, r.size});
   }
   build.report.committed = true;
 }

@@ -127,5 +127,10 @@ def test_a_build_without_json_takes_no_digest_and_a_later_json_run_takes_it_once
     third = build(repo, out)
     assert all(v["reused"] for v in third.values())
     assert {v["variant"]: v["sha256"] for v in third.values()} == {v["variant"]: v["sha256"] for v in second.values()}
+    # A later run without --json keeps the wheels and the digests recorded.
+    r = subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.count("unchanged") == len(VARIANTS), r.stdout + r.stderr
+    assert {w: json.loads(s.read_text())["sha256"] for w, s in states.items()} == {w: sha(w) for w in wheels}
     fresh = build(repo, tmp_path / "fresh", "--no-reuse")
     assert {v["variant"]: v["sha256"] for v in fresh.values()} == {v["variant"]: v["sha256"] for v in second.values()}

@@ -17,6 +17,7 @@
 #include "kwheel/evidence/macos_tag.hpp"
 #include "kwheel/evidence/manylinux.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
+#include "kwheel/build/reuse_state.hpp"
 #include "kwheel/wheel/tags.hpp"
 #include "kwheel/wheel/wheel_writer.hpp"
 
@@ -101,6 +102,9 @@ struct StagedBuild {
   BuildReport report;
   std::vector<StagedWheel> staged;        // per variant
   std::vector<std::string> fingerprints;  // per variant
+  // Per variant: a kept wheel's state with the digest this run took (the
+  // run that wrote it reported none), for commit_build to record.
+  std::vector<std::optional<ReuseState>> digests_taken;
   std::vector<size_t> todo;               // the selected variants
 };
 StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& options);
