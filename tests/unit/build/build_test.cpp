@@ -373,51 +373,52 @@ nlohmann::json state_of(const fs::path& wheel) {
   return nlohmann::json::parse(slurp(wheel.parent_path() / ".kwheel" / (wheel.filename().string() + ".json")));
 }
 
+// One variant built by a run that reported no digest; options now ask for one.
+struct BuiltWithoutDigest {
+  TempDir t;
+  BuildOptions o = options(t.path() / "dist");
+  std::vector<VariantInput> variants{img2gray(t.path(), "torch-universal")};
+  fs::path wheel;
+  BuiltWithoutDigest() {
+    o.write.digest = false;
+    auto first = build_wheels(variants, o);
+    EXPECT_TRUE(first.committed);
+    EXPECT_EQ(first.variants[0].sha256, "");
+    wheel = first.variants[0].wheel;
+    o.write.digest = true;
+  }
+};
+
 }  // namespace
 
 // A build that reports no digest takes none; a later one that does takes it
 // for the wheel it keeps, and records it at the commit.
 TEST(BuildWheels, AKeptWheelGetsItsDigestWhenARunFirstReportsIt) {
-  TempDir t;
-  auto o = options(t.path() / "dist");
-  o.write.digest = false;
-  const std::vector<VariantInput> variants{img2gray(t.path(), "torch-universal")};
-  auto first = build_wheels(variants, o);
-  ASSERT_TRUE(first.committed);
-  const fs::path wheel = first.variants[0].wheel;
-  EXPECT_EQ(first.variants[0].sha256, "");
-  EXPECT_FALSE(state_of(wheel).contains("sha256"));
-  o.write.digest = true;
-  auto again = build_wheels(variants, o);
+  BuiltWithoutDigest b;
+  EXPECT_FALSE(state_of(b.wheel).contains("sha256"));
+  auto again = build_wheels(b.variants, b.o);
   ASSERT_TRUE(again.committed);
   EXPECT_TRUE(again.variants[0].reused);
-  EXPECT_EQ(again.variants[0].sha256, sha256sum(wheel));
-  EXPECT_EQ(state_of(wheel).value("sha256", ""), sha256sum(wheel));
+  EXPECT_EQ(again.variants[0].sha256, sha256sum(b.wheel));
+  EXPECT_EQ(state_of(b.wheel).value("sha256", ""), sha256sum(b.wheel));
 }
 
 // Another run into the same out_dir may replace a kept wheel between this
 // run's staging (which hashed it) and its commit: that digest is not the
 // new file's, so it is not recorded.
 TEST(BuildWheels, AKeptWheelReplacedBeforeTheCommitGetsNoDigestRecorded) {
-  TempDir t;
-  auto o = options(t.path() / "dist");
-  o.write.digest = false;
-  const std::vector<VariantInput> variants{img2gray(t.path(), "torch-universal")};
-  auto first = build_wheels(variants, o);
-  ASSERT_TRUE(first.committed);
-  const fs::path wheel = first.variants[0].wheel;
-  o.write.digest = true;
-  StagedBuild staged = stage_build(variants, o);
+  BuiltWithoutDigest b;
+  StagedBuild staged = stage_build(b.variants, b.o);
   ASSERT_TRUE(staged.report.ok());
   ASSERT_TRUE(staged.report.variants[0].reused);
   const std::string hashed = staged.report.variants[0].sha256;
-  EXPECT_EQ(hashed, sha256sum(wheel));
-  const fs::path other = wheel.parent_path() / "other.tmp";
-  std::ofstream(other, std::ios::binary) << slurp(wheel) << "another run's bytes";
-  fs::rename(other, wheel);
+  EXPECT_EQ(hashed, sha256sum(b.wheel));
+  const fs::path other = b.wheel.parent_path() / "other.tmp";
+  std::ofstream(other, std::ios::binary) << slurp(b.wheel) << "another run's bytes";
+  fs::rename(other, b.wheel);
   commit_build(staged);
-  EXPECT_FALSE(state_of(wheel).contains("sha256")) << state_of(wheel).dump();
-  auto after = build_wheels(variants, o);
+  EXPECT_FALSE(state_of(b.wheel).contains("sha256")) << state_of(b.wheel).dump();
+  auto after = build_wheels(b.variants, b.o);
   EXPECT_FALSE(after.variants[0].reused);
   EXPECT_EQ(after.variants[0].sha256, hashed);
 }
