@@ -1,14 +1,17 @@
 #pragma once
 // Helpers the unit tests (and the wheel fuzz target) share: a temp
-// directory, a scoped environment variable, a whole-file reader, a writer of
-// arbitrary (even hostile) wheels, and a typical interpreter to decide against.
+// directory, a scoped environment variable, a whole-file reader, a file's
+// sha256 from coreutils, a writer of arbitrary (even hostile) wheels, and a
+// typical interpreter to decide against.
 #include <stdlib.h>
 #include <time.h>
 #include <zip.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -61,6 +64,16 @@ inline InterpreterInfo linux_cpython311(std::string torch, std::optional<std::st
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// sha256 hex of a file from coreutils' sha256sum, not from kwheel's own hasher.
+inline std::string sha256sum(const std::filesystem::path& p) {
+  const std::string cmd = "sha256sum '" + p.string() + "'";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), &::pclose);
+  if (!pipe) throw std::runtime_error("popen failed");
+  char buf[65] = {};
+  if (std::fread(buf, 1, 64, pipe.get()) != 64) throw std::runtime_error("sha256sum failed for " + p.string());
+  return std::string(buf, 64);
 }
 
 // A zip at `path` holding `files` as given (any names, in order) plus a

@@ -16,6 +16,7 @@
 
 using namespace kwheel;
 namespace fs = std::filesystem;
+using kwheel::testing::sha256sum;
 using kwheel::testing::slurp;
 
 namespace {
@@ -360,14 +361,6 @@ TEST(BuildWheels, IllTypedReuseStateIsNotReusable) {
 }
 
 namespace {
-
-std::string sha256sum(const fs::path& p) {
-  const std::string cmd = "sha256sum '" + p.string() + "'";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
-  char hex[65] = {};
-  if (!pipe || std::fread(hex, 1, 64, pipe.get()) != 64) ADD_FAILURE() << cmd;
-  return hex;
-}
 
 nlohmann::json state_of(const fs::path& wheel) {
   return nlohmann::json::parse(slurp(wheel.parent_path() / ".kwheel" / (wheel.filename().string() + ".json")));

@@ -25,19 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::error_of;
 using testing::linux_cpython311;
+using testing::sha256sum;
 
 const std::string kCommitA = "1111111111111111111111111111111111111111";
 const std::string kCommitB = "2222222222222222222222222222222222222222";
-
-// sha256 hex of a file, from coreutils.
-std::string sha256sum(const fs::path& p) {
-  const std::string cmd = "sha256sum '" + p.string() + "'";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), &::pclose);
-  if (!pipe) throw std::runtime_error("popen failed");
-  char buf[65] = {};
-  if (std::fread(buf, 1, 64, pipe.get()) != 64) throw std::runtime_error("sha256sum failed for " + p.string());
-  return std::string(buf, 64);
-}
 
 class PinTest : public ::testing::Test {
  protected:

@@ -24,6 +24,7 @@
 using namespace kwheel;
 namespace fs = std::filesystem;
 using kwheel::testing::ScopedEnv;
+using kwheel::testing::sha256sum;
 using kwheel::testing::slurp;
 
 namespace {
@@ -105,15 +106,6 @@ std::string read_member(const fs::path& whl, const std::string& name) {
   }
   zip_close(z);
   return out;
-}
-
-std::string sha256sum(const fs::path& p) {
-  std::string cmd = "sha256sum '" + p.string() + "'";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  char buf[65] = {};
-  size_t n = f ? std::fread(buf, 1, 64, f) : 0;
-  if (f) ::pclose(f);
-  return std::string(buf, n);
 }
 
 // DOS date/time (APPNOTE 4.4.6) from a UTC broken-down time.
