@@ -26,11 +26,15 @@ def make_repo(root: Path) -> Path:
     return root
 
 
-def build(repo: Path, out: Path, *extra: str) -> dict:
-    r = subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "--json", *extra],
+def build_text(repo: Path, out: Path, *extra: str) -> str:
+    r = subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), *extra],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    return {v["variant"]: v for v in json.loads(r.stdout)["variants"]}
+    return r.stdout
+
+
+def build(repo: Path, out: Path, *extra: str) -> dict:
+    return {v["variant"]: v for v in json.loads(build_text(repo, out, "--json", *extra))["variants"]}
 
 
 def sha(p: Path) -> str:
@@ -111,9 +115,7 @@ def test_a_build_without_json_takes_no_digest_and_a_later_json_run_takes_it_once
     # records it for the runs after it.
     repo = make_repo(tmp_path / "repo")
     out = tmp_path / "dist"
-    r = subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    build_text(repo, out, "-q")
     wheels = sorted(out.glob("*.whl"))
     assert len(wheels) == len(VARIANTS)
     states = {w: out / ".kwheel" / (w.name + ".json") for w in wheels}
@@ -128,9 +130,8 @@ def test_a_build_without_json_takes_no_digest_and_a_later_json_run_takes_it_once
     assert all(v["reused"] for v in third.values())
     assert {v["variant"]: v["sha256"] for v in third.values()} == {v["variant"]: v["sha256"] for v in second.values()}
     # A later run without --json keeps the wheels and the digests recorded.
-    r = subprocess.run([KWHEEL, "build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out), "-q"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0 and r.stdout.count("unchanged") == len(VARIANTS), r.stdout + r.stderr
+    table = build_text(repo, out, "-q")
+    assert table.count("unchanged") == len(VARIANTS), table
     assert {w: json.loads(s.read_text())["sha256"] for w, s in states.items()} == {w: sha(w) for w in wheels}
     fresh = build(repo, tmp_path / "fresh", "--no-reuse")
     assert {v["variant"]: v["sha256"] for v in fresh.values()} == {v["variant"]: v["sha256"] for v in second.values()}
