@@ -45,7 +45,25 @@ size_t utf8_length(std::string_view text, size_t i) {
   return n;
 }
 
+// How many bytes of `text` at `i` printable() passes as one character: 0
+// for a control (C0, DEL, C1) or a byte that does not start valid UTF-8.
+size_t printable_length(std::string_view text, size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  size_t n = (c < 0x20 || c == 0x7f) ? 0 : utf8_length(text, i);
+  if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f) n = 0;  // C1 controls
+  return n;
+}
+
 }  // namespace
+
+size_t unprintable_at(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = printable_length(text, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
 
 std::string printable(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -53,8 +71,7 @@ std::string printable(std::string_view text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    size_t n = (c < 0x20 || c == 0x7f) ? 0 : utf8_length(text, i);
-    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) <= 0x9f) n = 0;  // C1 controls
+    const size_t n = printable_length(text, i);
     if (n == 0) {
       out += "\\x";
       out += kHex[c >> 4];

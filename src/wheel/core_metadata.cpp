@@ -4,13 +4,19 @@
 #include <cctype>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
 
 namespace kwheel {
 namespace {
 
+// The last guard before METADATA: a control character would end the header
+// (CR, LF), drive the terminal of whoever prints it (ESC), or cut a C string
+// (NUL); invalid UTF-8 makes the file unreadable to packaging.
 void header(std::string& out, const std::string& key, const std::string& value) {
-  if (value.find_first_of("\r\n") != std::string::npos)
-    throw Error(ErrorKind::input, "metadata field " + key + " must be one line, got '" + value + "'");
+  if (const size_t at = unprintable_at(value); at != std::string::npos)
+    throw Error(ErrorKind::input, "metadata field " + key + " must be printable text on one line, got '" + value + "' (byte " +
+                                      hex_offset(static_cast<unsigned char>(value[at])) + " at offset " + std::to_string(at) +
+                                      " is a control character or not UTF-8)");
   out += key + ": " + value + "\n";
 }
 

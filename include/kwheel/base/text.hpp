@@ -47,6 +47,12 @@ std::string percent_decode(std::string_view text);
 // --json encoder throw on invalid UTF-8.
 std::string printable(std::string_view text);
 
+// Where printable() would first escape a byte of `text` (a C0 or C1
+// control, DEL, or a byte that is not valid UTF-8), or npos: the rule for
+// text that must go out as it is, such as a METADATA header value. Other
+// Unicode passes, as packaging accepts it.
+size_t unprintable_at(std::string_view text);
+
 // A stream filter for what kwheel prints: control bytes other than newline
 // and tab (ESC, CR, BEL, DEL, and the C1 controls U+0080..U+009F, which some
 // terminals obey as CSI) become \xNN, whatever the caller forgot to pass

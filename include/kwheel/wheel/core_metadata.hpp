@@ -36,7 +36,8 @@ bool is_spdx_expression(std::string_view text);
 // The commit sha of a kHubRevisionLabel URL (".../tree/<sha>"), if any.
 std::optional<std::string> commit_of_revision_url(std::string_view url);
 
-// Metadata-Version 2.4. Throws Error(input) if a header value holds a newline.
+// Metadata-Version 2.4. Throws Error(input) if a header value holds a
+// control character (C0, DEL, C1) or invalid UTF-8: unprintable_at().
 std::string render_metadata(const CoreMetadata& metadata);
 std::string render_wheel_file(const WheelTags& tags, const std::string& generator);
 

@@ -46,6 +46,17 @@ TEST(Printable, ErrorMessagesKeepWhatFollowsANul) {
   EXPECT_STREQ(e.what(), "file 'a\\x00b\\x0ac': bad");
 }
 
+TEST(UnprintableAt, FindsWhatPrintableWouldEscape) {
+  EXPECT_EQ(unprintable_at("MIT \xc3\xa9 \xe2\x80\x94"), std::string_view::npos);
+  EXPECT_EQ(unprintable_at(""), std::string_view::npos);
+  EXPECT_EQ(unprintable_at("ab\x1b"), 2u);
+  EXPECT_EQ(unprintable_at(std::string_view("a\0", 2)), 1u);
+  EXPECT_EQ(unprintable_at("a\x7f"), 1u);
+  EXPECT_EQ(unprintable_at("xy\xc2\x9b"), 2u);  // C1 CSI
+  EXPECT_EQ(unprintable_at("x\xc3"), 1u);        // cut short
+  EXPECT_EQ(unprintable_at("\t"), 0u);
+}
+
 TEST(PercentDecode, HexEscapesOnly) {
   EXPECT_EQ(percent_decode("a%2Fb%41%e2%82%ac"), "a/bA\xe2\x82\xac");
   // Not an escape: kept as written (a file:// URL with "%zz" once ended in

@@ -66,14 +66,17 @@ TEST(CoreMetadata, NonAsciiSummaryIsUtf8Verbatim) {
 }
 
 TEST(CoreMetadata, HeaderInjectionRefused) {
-  for (auto bad : {"a\nRequires-Dist: evil", "a\rb"}) {
+  // Line breaks end the header; NUL cuts C strings; ESC, DEL and C1's CSI
+  // drive terminals; a lone continuation byte is not UTF-8.
+  for (std::string bad : {std::string("a\nRequires-Dist: evil"), std::string("a\rb"), std::string("a\0b", 3), std::string("\x1b]8;;http://e\x1b\\MIT"),
+                          std::string("a\x7f"), std::string("a\xc2\x9b" "31m"), std::string("a\tb"), std::string("a\x80")}) {
     CoreMetadata m;
     m.name = "x";
     m.version = "1";
     m.summary = bad;
     try {
       render_metadata(m);
-      ADD_FAILURE() << "accepted a newline in Summary";
+      ADD_FAILURE() << "accepted an unprintable Summary: " << printable(bad);
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::input);
       EXPECT_NE(std::string(e.what()).find("Summary"), std::string::npos);
