@@ -7,6 +7,9 @@
 
 #include "kwheel/base/embedded_data.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/hub/hf_config.hpp"
+#include "kwheel/packaging/pep440.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -48,16 +51,26 @@ class Fields {
     auto it = j_.find(key);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
+  // Every string of metadata.json may reach METADATA, a page, a file name
+  // or a terminal: none carries a control character or invalid UTF-8.
+  std::string text(const json& v, const std::string& key) const {
+    std::string s = v.get<std::string>();
+    if (const size_t at = unprintable_at(s); at != std::string::npos)
+      fail(key, "holds byte " + hex_offset(static_cast<unsigned char>(s[at])) + " at offset " + std::to_string(at) +
+                    ", a control character or not UTF-8; its text must be printable");
+    return s;
+  }
   std::optional<std::string> string(const std::string& key) const {
     const json* v = get(key);
     if (!v) return std::nullopt;
     if (!v->is_string()) fail(key, "must be a string, not " + std::string(v->type_name()));
-    return v->get<std::string>();
+    return text(*v, key);
   }
   std::optional<uint64_t> count(const std::string& key) const {
     const json* v = get(key);
     if (!v) return std::nullopt;
-    if (!v->is_number_unsigned()) fail(key, "must be a non-negative integer, not " + v->dump().substr(0, 40));
+    if (!v->is_number_unsigned() || v->get<uint64_t>() > kMaxKernelVersion)
+      fail(key, "must be an integer from 0 to " + std::to_string(kMaxKernelVersion) + ", not " + v->dump().substr(0, 40));
     return v->get<uint64_t>();
   }
   std::vector<std::string> strings(const std::string& key) const {
@@ -70,7 +83,7 @@ class Fields {
     std::vector<std::string> out;
     for (const auto& e : v) {
       if (!e.is_string()) fail(key, "must be a list of strings; it holds " + std::string(e.type_name()));
-      out.push_back(e.get<std::string>());
+      out.push_back(text(e, key));
     }
     return out;
   }
@@ -85,22 +98,37 @@ class Fields {
   std::string where_;
 };
 
+// A git branch, tag or commit as a dependency may name one: no spaces,
+// controls or "..", as git's own ref rules; a bounded length.
+bool is_revision_name(std::string_view r) {
+  if (r.empty() || r.size() > 255 || r.find("..") != std::string_view::npos) return false;
+  return std::all_of(r.begin(), r.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '/'; }) &&
+         std::isalnum(static_cast<unsigned char>(r.front()));
+}
+
 KernelDependency parse_dependency(const json& e, const Fields& f) {
   if (!e.is_object()) f.fail("kernel-depends", "must be a list of {repo-id, version|revision} objects");
   KernelDependency dep;
   auto repo = e.find("repo-id");
   if (repo == e.end() || !repo->is_string()) f.fail("kernel-depends", "has an entry without a string 'repo-id'");
-  dep.repo_id = repo->get<std::string>();
+  dep.repo_id = f.text(*repo, "kernel-depends");
+  // The id names a wheel in Requires-Dist: only the Hub's own id grammar
+  // may get there, never a URL, a marker or an extra.
+  if (!looks_like_repo_id(dep.repo_id))
+    f.fail("kernel-depends", "entry '" + dep.repo_id + "' is not a Hub repo id (ORG/NAME of letters, digits, '.', '_' and '-')");
   auto v = e.find("version");
   auto r = e.find("revision");
   const bool has_v = v != e.end() && !v->is_null(), has_r = r != e.end() && !r->is_null();
   if (has_v == has_r) f.fail("kernel-depends", "entry '" + dep.repo_id + "' needs exactly one of 'version' and 'revision'");
   if (has_v) {
-    if (!v->is_number_unsigned()) f.fail("kernel-depends", "entry '" + dep.repo_id + "' has a version that is not a non-negative integer");
+    if (!v->is_number_unsigned() || v->get<uint64_t>() > kMaxKernelVersion)
+      f.fail("kernel-depends", "entry '" + dep.repo_id + "' has a version that is not an integer from 0 to " + std::to_string(kMaxKernelVersion));
     dep.version = v->get<uint64_t>();
   } else {
     if (!r->is_string()) f.fail("kernel-depends", "entry '" + dep.repo_id + "' has a revision that is not a string");
-    dep.revision = r->get<std::string>();
+    dep.revision = f.text(*r, "kernel-depends");
+    if (!is_revision_name(*dep.revision))
+      f.fail("kernel-depends", "entry '" + dep.repo_id + "' has revision '" + *dep.revision + "', which is not a branch, tag or commit name");
   }
   return dep;
 }
@@ -109,14 +137,15 @@ KernelDigest parse_digest(const json& d, const Fields& f) {
   KernelDigest digest;
   auto alg = d.find("algorithm");
   if (alg == d.end() || !alg->is_string()) f.fail("digest", "needs a string 'algorithm'");
-  digest.algorithm = alg->get<std::string>();
+  digest.algorithm = f.text(*alg, "digest");
   if (digest.algorithm != "sha256" && digest.algorithm != "sha512")
     f.fail("digest", "has algorithm '" + digest.algorithm + "'; kernels knows sha256 and sha512");
   auto files = d.find("files");
   if (files == d.end() || !files->is_object()) f.fail("digest", "needs a 'files' object {path: base64 hash}");
   for (const auto& [path, hash] : files->items()) {
     if (!hash.is_string()) f.fail("digest", "has a non-string hash for '" + path + "'");
-    digest.files[path] = hash.get<std::string>();
+    if (unprintable_at(path) != std::string::npos) f.fail("digest", "names a file '" + path + "' with a control character or invalid UTF-8");
+    digest.files[path] = f.text(hash, "digest");
   }
   return digest;
 }
@@ -124,7 +153,7 @@ KernelDigest parse_digest(const json& d, const Fields& f) {
 void parse_backend(const json& b, const Fields& f, KernelMetadata& md) {
   auto type = b.find("type");
   if (type == b.end() || !type->is_string()) f.fail("backend", "needs a string 'type' (cuda, cpu, ...)");
-  md.backend = type->get<std::string>();
+  md.backend = f.text(*type, "backend");
   auto archs = b.find("archs");
   if (archs != b.end() && !archs->is_null()) md.archs = f.string_list(*archs, "backend.archs");
 }
@@ -257,17 +286,35 @@ std::vector<std::string> python_requirements(const KernelMetadata& md, const std
   return out;
 }
 
-std::vector<std::string> kernel_requirements(const KernelMetadata& md) {
+std::vector<std::string> kernel_requirements(const KernelMetadata& md, std::string_view name_prefix) {
   std::vector<std::string> out;
   for (const auto& d : md.kernel_depends) {
-    std::string name = d.repo_id.substr(d.repo_id.find('/') + 1);
+    // repo_id passed looks_like_repo_id, and a prefix is_valid_name_prefix:
+    // the normalised name can only be a PEP 508 name.
+    const std::string name = normalize_name(std::string(name_prefix) + d.repo_id.substr(d.repo_id.find('/') + 1));
     if (d.version) out.push_back(name + ">=" + std::to_string(*d.version) + ",<" + std::to_string(*d.version + 1));
     else out.push_back(name);
   }
   return out;
 }
 
-std::optional<std::string> browsable_url(std::string_view url) {
+bool is_valid_name_prefix(std::string_view prefix) {
+  return !prefix.empty() && prefix.size() <= 64 && std::isalnum(static_cast<unsigned char>(prefix.front())) &&
+         std::all_of(prefix.begin(), prefix.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; });
+}
+
+namespace {
+
+// RFC 3986's characters (unreserved, reserved, '%'): a URL that needs
+// anything else is not one a Project-URL should carry.
+bool is_uri_text(std::string_view u) {
+  static constexpr std::string_view kAllowed = "-._~:/?#[]@!$&'()*+,;=%";
+  return !u.empty() && u.size() <= 2048 && std::all_of(u.begin(), u.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || kAllowed.find(c) != std::string_view::npos;
+  });
+}
+
+std::optional<std::string> browsable_form(std::string_view url) {
   std::string u(url);
   if (u.starts_with("git+")) u = u.substr(4);
   if (u.starts_with("https://") || u.starts_with("http://")) return u;
@@ -284,6 +331,14 @@ std::optional<std::string> browsable_url(std::string_view url) {
   }
   if (host_path.empty() || host_path.find_first_of(" \t\r\n") != std::string::npos) return std::nullopt;
   return "https://" + host_path;
+}
+
+}  // namespace
+
+std::optional<std::string> browsable_url(std::string_view url) {
+  auto out = browsable_form(url);
+  if (!out || !is_uri_text(*out)) return std::nullopt;
+  return out;
 }
 
 }  // namespace kwheel

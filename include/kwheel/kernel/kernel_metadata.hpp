@@ -18,6 +18,9 @@ namespace kwheel {
 
 // metadata.json is a few KiB; anything near this is not one.
 inline constexpr uint64_t kMaxKernelMetadataBytes = 1 << 20;
+// A kernel version N is a branch vN; the Hub client reads at most 8 digits
+// there, and a requirement's "<N+1>" must not wrap.
+inline constexpr uint64_t kMaxKernelVersion = 99999999;
 
 struct KernelDependency {
   std::string repo_id;                  // "kernels-community/activation"
@@ -67,9 +70,16 @@ bool is_valid_kernel_name(std::string_view name);
 // outside the mapping is an Error(input) naming it and the names known.
 std::vector<std::string> python_requirements(const KernelMetadata& metadata, const std::string& backend, const std::string& where);
 
-// Requires-Dist for kernel-depends: the dependency's wheel (named after
-// its repo), within its kernel version: "activation>=1,<2".
-std::vector<std::string> kernel_requirements(const KernelMetadata& metadata);
+// Requires-Dist for kernel-depends: the dependency's wheel, named as
+// kwheel names the wheels of that repo (docs/wheel-naming.md, "Names
+// between kernels"): `name_prefix` + the repo's name, PEP 503-normalised,
+// within its kernel version: "acme-activation>=1,<2".
+std::vector<std::string> kernel_requirements(const KernelMetadata& metadata, std::string_view name_prefix);
+
+// --name-prefix: letters, digits, '-', '_', '.', starting with a letter or
+// digit, at most 64 characters; prefix + any kernel name is then a valid
+// distribution name.
+bool is_valid_name_prefix(std::string_view prefix);
 
 // A git URL (https, git+https, ssh, scp-like git@host:org/repo) as an
 // https URL a Project-URL can carry, or nullopt when it has no such form.

@@ -62,7 +62,7 @@ TEST(KernelMetadata, OlderFilesMayLackFields) {
 
 TEST(KernelMetadata, WrongTypesNameTheField) {
   EXPECT_NE(error_of(R"({"name": 3})").find("field 'name' must be a string"), std::string::npos);
-  EXPECT_NE(error_of(R"({"version": "1"})").find("field 'version' must be a non-negative integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"version": "1"})").find("field 'version' must be an integer from 0 to 99999999"), std::string::npos);
   EXPECT_NE(error_of(R"({"version": -1})").find("field 'version'"), std::string::npos);
   EXPECT_NE(error_of(R"({"python-depends": "einops"})").find("field 'python-depends' must be a list of strings"), std::string::npos);
   EXPECT_NE(error_of(R"({"backend": {"type": "cuda", "archs": "8.0"}})").find("'backend.archs'"), std::string::npos);
@@ -103,7 +103,57 @@ TEST(KernelMetadata, PythonDependsThroughKernelsMapping) {
 
 TEST(KernelMetadata, KernelDependsBecomeVersionRanges) {
   KernelMetadata md = parse_kernel_metadata(kCuda, "v");
-  EXPECT_EQ(kernel_requirements(md), (std::vector<std::string>{"activation>=1,<2", "pinned"}));
+  EXPECT_EQ(kernel_requirements(md, ""), (std::vector<std::string>{"activation>=1,<2", "pinned"}));
+  // The prefix goes before the name, and the result is PEP 503-normalised.
+  EXPECT_EQ(kernel_requirements(md, "Acme_"), (std::vector<std::string>{"acme-activation>=1,<2", "acme-pinned"}));
+}
+
+namespace {
+
+std::string with_depends(const std::string& entry) {
+  return R"({"name": "kk", "kernel-depends": [)" + entry + "]}";
+}
+
+}  // namespace
+
+// Issue 30, finding 1: a repo id is copied into Requires-Dist; anything but
+// the Hub's id grammar (a direct URL, a marker, an extra, a path) is refused.
+TEST(KernelMetadata, KernelDependsRepoIdsFollowTheHubsGrammar) {
+  for (const char* id : {"org/evil @ http://127.0.0.1:9/evil-1.0-py3-none-any.whl", "org/x; python_version > '3'", "org/x[extra]",
+                         "a/b/c", "a/..", "org/x y", "org", "/x", "org/x --index-url http://e", "org/x\\u001b[31m"}) {
+    const std::string e = error_of(with_depends(R"({"repo-id": ")" + std::string(id) + R"(", "version": 1})"));
+    EXPECT_NE(e.find("'kernel-depends'"), std::string::npos) << id << ": " << e;
+  }
+  EXPECT_EQ(parse_kernel_metadata(with_depends(R"({"repo-id": "Org.1/x_y-z", "version": 1})"), "v").kernel_depends[0].repo_id, "Org.1/x_y-z");
+}
+
+// Finding 2: 2^64-1 would wrap to "<0" in the range.
+TEST(KernelMetadata, VersionsAreBoundedIntegers) {
+  for (const char* v : {"18446744073709551615", "100000000", "-1", "1.5"}) {
+    EXPECT_NE(error_of(with_depends(R"({"repo-id": "org/x", "version": )" + std::string(v) + "}")).find("kernel-depends"), std::string::npos) << v;
+    EXPECT_NE(error_of(R"({"version": )" + std::string(v) + "}").find("'version'"), std::string::npos) << v;
+  }
+  KernelMetadata md = parse_kernel_metadata(with_depends(R"({"repo-id": "org/x", "version": 99999999})"), "v");
+  EXPECT_EQ(kernel_requirements(md, ""), (std::vector<std::string>{"x>=99999999,<100000000"}));
+}
+
+TEST(KernelMetadata, RevisionsAreRefNames) {
+  for (const char* r : {"main; rm -rf", "../x", "", "a b"})
+    EXPECT_NE(error_of(with_depends(R"({"repo-id": "org/x", "revision": ")" + std::string(r) + R"("})")).find("kernel-depends"), std::string::npos) << r;
+  EXPECT_EQ(parse_kernel_metadata(with_depends(R"({"repo-id": "org/x", "revision": "refs/pr/1"})"), "v").kernel_depends[0].revision, "refs/pr/1");
+}
+
+// Finding 3: NUL, ESC (an OSC-8 hyperlink), DEL and the C1 CSI in any text
+// field; other Unicode stays.
+TEST(KernelMetadata, TextFieldsHoldNoControlCharacters) {
+  for (const char* bad : {R"(MIT\u0000)", R"(\u001b]8;;http://evil\u001b\\MIT\u001b]8;;\u001b\\)", R"(MIT\u007f)", R"(MIT\u009b31m)", R"(a\tb)"}) {
+    const std::string e = error_of(R"({"license": ")" + std::string(bad) + R"("})");
+    EXPECT_NE(e.find("'license'"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("control character"), std::string::npos) << e;
+  }
+  EXPECT_NE(error_of(R"({"python-depends": ["einops\u001b"]})").find("'python-depends'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"backend": {"type": "cuda", "archs": ["8.0\u0007"]}})").find("'backend.archs'"), std::string::npos);
+  EXPECT_EQ(parse_kernel_metadata(R"({"license": "Licence libre — ©"})", "v").license, "Licence libre — ©");
 }
 
 TEST(KernelMetadata, GitUrlsBecomeBrowsable) {
@@ -112,6 +162,14 @@ TEST(KernelMetadata, GitUrlsBecomeBrowsable) {
   EXPECT_EQ(browsable_url("git@github.com:a/b.git"), "https://github.com/a/b.git");
   EXPECT_EQ(browsable_url("ssh://git@github.com/a/b"), "https://github.com/a/b");
   EXPECT_EQ(browsable_url("not a url"), std::nullopt);
+  // A URL goes into METADATA and the index's pages as it is.
+  EXPECT_EQ(browsable_url("https://github.com/a/b\"><script>"), std::nullopt);
+  EXPECT_EQ(browsable_url("https://github.com/a b"), std::nullopt);
+}
+
+TEST(KernelMetadata, NamePrefixes) {
+  for (const char* ok : {"acme-", "acme_", "acme.", "a", "Acme9-"}) EXPECT_TRUE(is_valid_name_prefix(ok)) << ok;
+  for (const char* bad : {"", "-acme", "acme/", "acme @", "acme;", "ac me"}) EXPECT_FALSE(is_valid_name_prefix(bad)) << bad;
 }
 
 TEST(CoreMetadata, SpdxExpressionShape) {
