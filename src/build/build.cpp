@@ -327,9 +327,27 @@ std::string backend_of(const Variant& v, const std::optional<KernelMetadata>& md
 }
 
 std::string dist_name_of(const VariantLayout& layout, const std::optional<KernelMetadata>& md, const BuildOptions& o) {
-  if (!o.name.empty()) return o.name;
-  if (md && md->name) return *md->name;
-  return layout.package;
+  const std::string& own = !o.name.empty() ? o.name : md && md->name ? *md->name : layout.package;
+  return o.name_prefix + own;
+}
+
+// The name a requirement is on: "torch==2.10.*" -> "torch".
+std::string requirement_name(const std::string& requirement) {
+  return normalize_name(requirement.substr(0, requirement.find_first_of("<>=!~;[ ")));
+}
+
+// kernel-depends after the framework and python-depends: one whose name is
+// already required (org/torch -> "torch>=1,<2") would narrow or replace
+// what the kernel needs to run, so it is refused, not merged.
+void add_kernel_requirements(std::vector<std::string>& requires_dist, const KernelMetadata& md, const std::string& prefix, const std::string& where) {
+  std::set<std::string> taken;
+  for (const auto& r : requires_dist) taken.insert(requirement_name(r));
+  for (auto& r : kernel_requirements(md, prefix)) {
+    if (taken.count(requirement_name(r)))
+      throw Error(ErrorKind::input, where + ": metadata.json field 'kernel-depends' would require '" + r + "', a project the wheel already requires as " +
+                                        "its framework or python-depends; pass --name-prefix so kernel wheels have names of their own");
+    requires_dist.push_back(std::move(r));
+  }
 }
 
 CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, const BuildOptions& o, const std::string& where) {
@@ -341,7 +359,7 @@ CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, con
   md.requires_dist = {plan.tags.requires_dist};
   if (plan.metadata) {
     for (auto& r : python_requirements(*plan.metadata, backend_of(variant, plan.metadata), where)) md.requires_dist.push_back(r);
-    for (auto& r : kernel_requirements(*plan.metadata)) md.requires_dist.push_back(r);
+    add_kernel_requirements(md.requires_dist, *plan.metadata, o.name_prefix, where);
     if (plan.metadata->license) md.license = *plan.metadata->license;
     if (plan.metadata->upstream)
       if (auto url = browsable_url(*plan.metadata->upstream)) md.project_urls.emplace_back("Upstream", *url);

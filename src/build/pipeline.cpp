@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
 #include "kwheel/build/warm_up.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
@@ -48,6 +49,9 @@ std::vector<Target> project_targets(const fs::path& dir, const SourceRequest& ba
 }
 
 std::vector<Target> targets(const PipelineRequest& r) {
+  const std::string& prefix = r.options.name_prefix;
+  if (!prefix.empty() && !is_valid_name_prefix(prefix))
+    throw Error(ErrorKind::usage, "--name-prefix '" + prefix + "' is not a name prefix; use letters, digits, '-', '_' and '.', starting with a letter or digit (e.g. acme-)");
   const bool many = r.many();
   if (many == !r.source.source.empty())
     throw Error(ErrorKind::usage, "give one of: a source (ORG/NAME or a directory), --lock kernels.lock, or --project DIR");
@@ -66,6 +70,19 @@ void warn_version_mismatch(const KernelBuild& kb, const Feedback& feedback) {
     if (v.metadata && v.metadata->version && *v.metadata->version != *kb.source.resolution->kernel_version) {
       feedback.warn("branch " + kb.source.resolution->ref + " of " + kb.source.location + " holds builds whose metadata.json says version " +
                     std::to_string(*v.metadata->version) + "; the wheels carry that version");
+      return;
+    }
+}
+
+// Without a prefix, a kernel-depends requirement names a project that any
+// index may serve: one mixed with PyPI can resolve it to a stranger's.
+void warn_unprefixed_depends(const KernelBuild& kb, const Feedback& feedback) {
+  if (!kb.options.name_prefix.empty()) return;
+  for (const auto& v : kb.staged.report.variants)
+    if (v.metadata && !v.metadata->kernel_depends.empty()) {
+      const auto requirements = kernel_requirements(*v.metadata, "");
+      feedback.warn(kb.source.location + " depends on other kernels (Requires-Dist: " + join(requirements, ", ") +
+                    "); an index that also serves PyPI may resolve those names to other projects: build every kernel with --name-prefix (docs/wheel-naming.md)");
       return;
     }
 }
@@ -95,6 +112,7 @@ std::unique_ptr<KernelBuild> stage_target(const Target& t, const PipelineRequest
   try {
     auto kb = stage_kernel(t, r, feedback);
     warn_version_mismatch(*kb, feedback);
+    warn_unprefixed_depends(*kb, feedback);
     return kb;
   } catch (const Error& e) {
     if (t.label.empty()) throw;

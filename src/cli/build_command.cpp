@@ -16,6 +16,7 @@ namespace {
 struct BuildArgs {
   PipelineRequest request;
   std::string name;
+  std::string name_prefix;
   std::string out = "dist";
   std::vector<std::string> variants;
   std::string min_python = "3.9";
@@ -31,6 +32,7 @@ PipelineRequest request(const BuildArgs& a, const Output& out) {
   PipelineRequest r = a.request;
   BuildOptions& o = r.options;
   o.name = a.name;
+  o.name_prefix = a.name_prefix;
   o.out_dir = a.out;
   o.variant_globs = a.variants;
   o.tags.min_python = a.min_python;
@@ -132,6 +134,9 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
                   "Build a project's kernels: DIR/kernels.lock if there is one, else [tool.kernels.dependencies] of DIR/pyproject.toml");
   add_hub_flags(sub, args->request.source);
   sub->add_option("--name", args->name, "Distribution name (default: the kernel's name from metadata.json, else its package directory)");
+  sub->add_option("--name-prefix", args->name_prefix,
+                  "Put this before every wheel's name and every kernel-depends requirement (acme- gives acme-img2gray requiring acme-activation), "
+                  "so dependencies resolve only to wheels you built; docs/wheel-naming.md");
   sub->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
   sub->add_option("--variant", args->variants, "Only variants matching this glob (repeatable)");
   sub->add_option("--min-python", args->min_python, "Oldest Python the abi3 wheels support")->capture_default_str();

@@ -35,6 +35,10 @@ struct BuildOptions {
   // Distribution name (user spelling). Empty: the kernel's own name, from
   // metadata.json, else the package directory (docs/wheel-naming.md).
   std::string name;
+  // Put before the name of every wheel and of every kernel-depends
+  // requirement, so that they name only the wheels kwheel built
+  // (docs/wheel-naming.md, "Names between kernels"). Empty: none.
+  std::string name_prefix;
   std::string fallback_name;        // names a variant nothing else names: the repo's name
   // The wheels' public PEP 440 version, no local label. Empty: integer-
   // versioned kernels get <kernel version>.<build_number>, the kernel
