@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kExitCodes =
     "Exit codes: 0 ok; 1 internal error; 2 usage; 3 bad input (repo, variant, wheel); 4 network;\n"
     "5 not found (repo, revision, version); 6 authentication/authorisation; 7 local I/O (disk full,\n"
-    "permissions); 8 validation failed; 9 platform policy violated.";
+    "permissions); 8 validation failed; 9 policy refused it (platform evidence, untrusted publisher).";
 
 // With --json, every outcome is one JSON document on stdout, even a
 // command line that did not parse (so the flag is looked for by hand).

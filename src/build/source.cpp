@@ -18,6 +18,7 @@ nlohmann::json ResolvedSource::describe() const {
                    {"commit", resolution->commit},
                    {"offline", client->config().offline}};
   if (!resolution->ref.empty()) j["ref"] = resolution->ref;
+  j["trust"] = trust->to_json();
   if (resolution->version) j["version"] = *resolution->version;
   if (resolution->kernel_version) j["kernel_version"] = *resolution->kernel_version;
   j["latest"] = resolution->latest;
@@ -27,6 +28,7 @@ nlohmann::json ResolvedSource::describe() const {
 }
 
 ResolvedSource resolve_source(const SourceRequest& a, const Feedback& out) {
+  check_trust_policy(a.trust);
   ResolvedSource src;
   src.location = a.source;
   std::error_code ec;
@@ -46,6 +48,7 @@ ResolvedSource resolve_source(const SourceRequest& a, const Feedback& out) {
   src.name = a.source.substr(a.source.find('/') + 1);
   HubConfig config = resolve_hub_config(a.hub, [&](const std::string& w) { out.warn(w); });
   src.client = std::make_unique<HubClient>(config, a.source, a.jobs);
+  src.trust = check_publisher_trust(*src.client, a.trust, [&](const std::string& w) { out.warn(w); });
   src.resolution = src.client->resolve(a.revision, a.version_spec);
   if (auto note = src.client->repo_type_note(); !note.empty()) out.warn(note);
   out.info("resolved " + a.source + " " + src.resolution->requested + " -> commit " + src.resolution->commit +

@@ -29,7 +29,7 @@ void add_output_flags(CLI::App* sub, Output& out);
 Feedback feedback(const Output& out);
 
 // Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type,
-// --stall-timeout and --ca-bundle.
+// --stall-timeout, --trust-remote-code, --trust-repo and --ca-bundle.
 void add_hub_flags(CLI::App* sub, SourceRequest& request);
 
 void register_build(CLI::App& app, Output& out, int& exit_code);

@@ -12,6 +12,10 @@ void add_hub_flags(CLI::App* sub, SourceRequest& a) {
                   "Hub repo type: kernel (default; a repo found only as a model repo is used as one) or model; forces the type");
   sub->add_option("--stall-timeout", a.hub.stall_timeout,
                   "Seconds a transfer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
+  sub->add_flag("--trust-remote-code", a.trust.trust_remote_code,
+                "Build repos whose org the Hub does not mark trustedKernelPublisher (kernels' trust_remote_code=True); default: refuse them");
+  sub->add_option("--trust-repo", a.trust.repos,
+                  "Trust this repo (ORG/NAME) whatever its publisher, like kernels' trust_remote_code allowlist (repeatable)");
   sub->add_option("--ca-bundle", a.hub.ca_bundle,
                   "PEM file of CAs to trust for the Hub's TLS (default: $KWHEEL_CA_BUNDLE, $REQUESTS_CA_BUNDLE, system CAs)");
 }

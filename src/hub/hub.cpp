@@ -154,6 +154,15 @@ json HubClient::get_json(const std::string& url, const std::string& what) {
   throw Error(ErrorKind::network, what + ": " + problem + " from " + display_url(url) + "; is --endpoint a Hugging Face Hub?");
 }
 
+bool HubClient::trusted_publisher(const std::string& org) {
+  const json overview = get_json(config_.endpoint + "/api/organizations/" + encode_component(org) + "/overview", "asking the Hub about publisher '" + org + "'");
+  // Only a literal true trusts: huggingface_hub's getattr(info, ..., False)
+  // is truthy for "yes" or 1 too, but an answer of another shape is not the Hub's.
+  if (!overview.is_object()) return false;
+  auto it = overview.find("trustedKernelPublisher");
+  return it != overview.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::vector<RefInfo> HubClient::list_refs() {
   auto refs = [&] { return parse_refs(get_json(api_base() + "/refs", "listing refs of " + repo_id_), config_.endpoint + " for " + repo_id_); };
   if (config_.repo_type_forced || config_.repo_type != "kernel") return refs();

@@ -18,7 +18,7 @@ enum class ErrorKind {
   auth = 6,       // 401/403, gated repo, bad index credentials
   io = 7,         // local filesystem failure (disk full, permissions)
   validation = 8, // a wheel failed `kwheel validate`
-  policy = 9,     // ELF evidence contradicts the requested platform tag
+  policy = 9,     // a policy refuses it: ELF evidence against the platform tag, an untrusted publisher
 };
 
 // What exactly went wrong, for callers that decide on it (fall back to
@@ -29,6 +29,7 @@ enum class Reason {
   repo_not_found,      // the Hub says RepoNotFound (or 401 without a code)
   revision_not_found,  // a branch, tag, commit or version that is not there
   entry_not_found,     // a path that is not in the repo at that commit
+  untrusted_publisher, // the Hub does not mark the repo's org trustedKernelPublisher, and no opt-in covers it
 };
 
 class Error : public std::runtime_error {

@@ -16,6 +16,7 @@
 #include "kwheel/base/file_gate.hpp"
 #include "kwheel/hub/hf_config.hpp"
 #include "kwheel/hub/hub.hpp"
+#include "kwheel/hub/publisher_trust.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
 
 namespace kwheel {
@@ -25,6 +26,7 @@ struct SourceRequest {
   std::optional<std::string> revision;
   std::optional<std::string> version_spec;
   HubFlags hub;
+  TrustPolicy trust;                     // who may publish what kwheel builds
   unsigned jobs = 8;                     // parallel downloads
 };
 
@@ -34,11 +36,14 @@ struct ResolvedSource {
   std::string location;                 // the repo id or the directory as given
   std::optional<Resolution> resolution; // Hub only
   std::unique_ptr<HubClient> client;    // Hub only
+  std::optional<TrustDecision> trust;   // Hub only: why its publisher is trusted
   std::vector<TreeEntry> tree;          // Hub only
   nlohmann::json describe() const;      // for --json: never the token
 };
 
-// A directory that exists wins over a repo id of the same spelling.
+// A directory that exists wins over a repo id of the same spelling. A Hub
+// repo's publisher is checked (publisher_trust.hpp) before anything else is
+// asked of the Hub.
 ResolvedSource resolve_source(const SourceRequest& request, const Feedback& feedback);
 
 // The files of build/: from disk, the cache, or downloaded (with progress).

@@ -60,12 +60,18 @@ class HubClient {
   // Offline: the files of build/ at a commit, from the cache alone.
   std::vector<RepoFile> cached_files(const std::string& commit);
 
+  // Whether the Hub marks the organisation `org` trustedKernelPublisher
+  // (GET /api/organizations/{org}/overview); a Hub error is an Error.
+  bool trusted_publisher(const std::string& org);
+
+  const std::string& repo_id() const { return repo_id_; }
   const HubConfig& config() const { return config_; }
   const HfCache& cache() const { return cache_; }
   const TransferStats& stats() const { return http_.stats(); }
   std::string repo_url() const;  // for messages: endpoint/repo
-  // The commit's page on the Hub, without credentials the endpoint URL may
-  // carry: what a wheel records as its source.
+  // The commit's page on huggingface.co (kPublicHub), whatever endpoint
+  // served it: what a wheel records as its source, a function of the repo
+  // and the commit alone.
   std::string tree_url(const std::string& commit) const;
 
  private:
