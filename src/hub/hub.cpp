@@ -92,13 +92,10 @@ std::string HubClient::repo_url() const {
 }
 
 std::string HubClient::tree_url(const std::string& commit) const {
-  // The endpoint may carry credentials (https://user:pass@host); a URL that
-  // goes into wheel metadata must not.
-  std::string url = repo_url();
-  const auto scheme = url.find("://");
-  const auto at = url.find('@', scheme + 3);
-  if (scheme != std::string::npos && at != std::string::npos && at < url.find('/', scheme + 3)) url.erase(scheme + 3, at - scheme - 2);
-  return url + "/tree/" + commit;
+  // Always the public Hub's page, never the endpoint's: a mirror, a proxy
+  // under a path prefix or a test server must give the same wheel bytes for
+  // the same commit, and its URL (or credentials) has no place in them.
+  return std::string(kPublicHub) + "/" + (config_.repo_type == "kernel" ? "kernels/" : "") + repo_id_ + "/tree/" + commit;
 }
 
 std::string HubClient::api_base() const {

@@ -173,7 +173,7 @@ def clean(hub, store, clean_dir, tmp_path_factory) -> dict[str, str]:
                "--version", "0.1.1", env=H.clean_env(d / "home"))
     assert r.returncode == 0, str(r)
     assert r.json["source"]["commit"] == store["shas"][1] and r.json["source"]["repo_type"] == "kernel"
-    H.assert_like_directory_build(r, d / "dist", clean_dir, hub.endpoint, REPO)
+    H.assert_like_directory_build(r, d / "dist", clean_dir, REPO)
     return H.wheel_shas(r)
 
 
@@ -212,10 +212,10 @@ def test_hub_build_is_byte_identical_to_directory_build(hub, store, ws, clean, c
     r = hub_build(hub, ws, "--version", "0.1.1")
     assert_survived(r, ws, clean)
     # the directory build's bytes, plus one METADATA line: the commit it came from, as a tree URL
-    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, REPO)
+    H.assert_like_directory_build(r, ws.out, clean_dir, REPO)
     for v in r.json["variants"]:
         w = H.read_wheel(ws.out / v["filename"])
-        assert ("Hub revision, " + H.hub_revision_url(hub.endpoint, REPO, store["shas"][1])) in w.meta("Project-URL")
+        assert ("Hub revision, " + H.hub_revision_url(REPO, store["shas"][1])) in w.meta("Project-URL")
     # one wheel per variant
     assert sorted(v["variant"] for v in r.json["variants"]) == sorted(V011)
     assert all(v["status"] == "built" for v in r.json["variants"])
@@ -547,7 +547,7 @@ def test_gated_repo_without_token(hub, ws):
 def test_gated_repo_granted_with_token(hub, ws, clean_dir):
     r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", "--token", TOKEN, repo=GATED)
     assert r.returncode == 0, str(r)
-    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, GATED)
+    H.assert_like_directory_build(r, ws.out, clean_dir, GATED)
     assert TOKEN not in r.output
     assert not any(e["auth"] for e in hub.log(listener="cdn"))
 
@@ -592,8 +592,8 @@ def test_offline_builds_from_cache_with_server_stopped(store, ws, clean_dir):
         endpoint = srv.endpoint
         r = hub_build(srv, ws, "--version", "0.1.1")
         assert r.returncode == 0, str(r)
-        H.assert_like_directory_build(r, ws.out, clean_dir, endpoint, REPO)
-        clean = H.wheel_shas(r)  # this server's endpoint is in the wheels' "Hub revision" URL
+        H.assert_like_directory_build(r, ws.out, clean_dir, REPO)
+        clean = H.wheel_shas(r)
         assert_survived(r, ws, clean)
     # the server is gone: any request would fail with exit code 4
     for args, extra in [(["--offline", "--version", "0.1.1"], {}),
@@ -641,7 +641,7 @@ def test_private_repo_with_token(hub, store, ws, clean_dir, how):
         source = str(tok)
     r = hub_build(hub, ws, *args, repo=PRIVATE, env=ws.env(**extra))
     assert r.returncode == 0, str(r)
-    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, PRIVATE)  # same files as user/img2gray v0.1.1
+    H.assert_like_directory_build(r, ws.out, clean_dir, PRIVATE)  # same files as user/img2gray v0.1.1
     assert r.json["source"]["token"] == f"from {source}"
     assert TOKEN not in r.output
     hub_log, cdn_log = hub.log(listener="hub"), hub.log(listener="cdn")
@@ -660,7 +660,7 @@ def test_world_readable_token_file_is_used_with_a_warning(hub, ws, clean_dir):
     tok.chmod(0o644)
     r = hub_build(hub, ws, "--version", "0.1.1", "--name", "img2gray", repo=PRIVATE)
     assert r.returncode == 0, str(r)
-    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, PRIVATE)
+    H.assert_like_directory_build(r, ws.out, clean_dir, PRIVATE)
     assert r.json["source"]["token"] == f"from {tok}"
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
     assert warnings == [f"kwheel: warning: token file {tok} is readable by every user; run: chmod 600 {tok}"], r.stderr
@@ -857,7 +857,7 @@ def test_repo_type_forces_routes_and_cache(hub, ws, clean_dir, repo_type, api, r
     assert r.returncode == 0, str(r)
     assert (r.json["source"]["repo_type"], r.json["source"]["repo_type_fallback"]) == (repo_type, False)
     assert "kwheel: warning:" not in r.stderr
-    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, REPO)
+    H.assert_like_directory_build(r, ws.out, clean_dir, REPO)
     paths = [e["path"] for e in hub.log(listener="hub")]
     assert paths and all(p.startswith((api, resolve)) for p in paths)
     assert any(p.startswith(resolve) for p in paths)
@@ -872,7 +872,7 @@ def test_model_only_repo_is_found_as_model_repo_with_a_warning(hub, ws, clean_di
     assert (src["repo_type"], src["repo_type_fallback"], src["ref"]) == ("model", True, "v0.1.1")
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
     assert len(warnings) == 1 and MODEL_ONLY in warnings[0] and "model repo" in warnings[0], r.stderr
-    H.assert_like_directory_build(r, ws.out, clean_dir, hub.endpoint, MODEL_ONLY)
+    H.assert_like_directory_build(r, ws.out, clean_dir, MODEL_ONLY)
     # asked as a kernel repo first, then read through the model routes only
     paths = [e["path"] for e in hub.log(listener="hub")]
     assert paths[0].startswith(f"/api/kernels/{MODEL_ONLY}/")

@@ -133,7 +133,7 @@ def test_metadata_becomes_wheel_metadata(hub, store, env, tmp_path):
     assert sorted(w.meta("Requires-Dist")) == ["apache-tvm-ffi", "einops", "torch"]  # tvm-ffi through kernels' mapping
     sha = store["relu"].versions[2]
     assert w.meta("Project-URL") == ["Upstream, https://github.com/example/relu.git",
-                                     f"Hub revision, {hub.endpoint}/kernels/{RELU}/tree/{sha}"]
+                                     f"Hub revision, https://huggingface.co/kernels/{RELU}/tree/{sha}"]
     # packaging (what pip and twine use) accepts the METADATA as valid 2.4
     from packaging.metadata import Metadata
     Metadata.from_email(w.files[f"{w.dist_info}/METADATA"], validate=True)

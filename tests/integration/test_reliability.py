@@ -96,7 +96,7 @@ def test_tls_self_signed_hub_is_refused_by_default(tls_hub, tmp_path):
 def test_tls_ca_bundle_option_trusts_the_private_ca(tls_hub, pki, tmp_path, clean):
     r = tls_build(tls_hub, tmp_path, "--ca-bundle", pki["ca"])
     assert r.returncode == 0, str(r)
-    H.assert_like_directory_build(r, tmp_path / "dist", clean, tls_hub.endpoint, REPO)
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, REPO)
     # LFS files came through the CDN listener, over TLS too
     assert any(e["listener"] == "cdn" for e in tls_hub.log())
 
@@ -106,7 +106,7 @@ def test_tls_ca_bundle_from_environment(tls_hub, pki, tmp_path, clean):
         d = tmp_path / var
         r = tls_build(tls_hub, d, env=H.clean_env(d / "home", **{var: pki["ca"]}))
         assert r.returncode == 0, str(r)
-        H.assert_like_directory_build(r, d / "dist", clean, tls_hub.endpoint, REPO)
+        H.assert_like_directory_build(r, d / "dist", clean, REPO)
 
 
 def test_tls_wrong_ca_bundle_names_the_file_in_use(tls_hub, pki, tmp_path):
@@ -135,7 +135,7 @@ def test_stalled_download_times_out_and_is_retried(hub, tmp_path, clean):
     finally:
         hub.release(fault["id"])
     assert r.returncode == 0, str(r)
-    H.assert_like_directory_build(r, tmp_path / "dist", clean, hub.endpoint, REPO)
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, REPO)
     assert r.json["transfers"]["retries"] >= 1
     gets = [e for e in hub.log() if e["method"] == "GET" and f"/build/{CPU}/img2gray/" in e["path"] and e["path"].endswith(".so")]
     # The held request is logged as it arrives ("held"); whether its late answer after the release
@@ -203,7 +203,7 @@ def test_disk_full_while_downloading_keeps_the_cache_sound(hub, tmp_path, clean)
     H.check_cache(tmp_path / "cache")  # no blob holds wrong bytes; partial downloads stay .incomplete
     r = kwheel(*args, env=env)  # resumes and completes
     assert r.returncode == 0, str(r)
-    H.assert_like_directory_build(r, tmp_path / "dist", clean, hub.endpoint, REPO)
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, REPO)
     assert H.check_cache(tmp_path / "cache")["incomplete"] == 0
 
 
@@ -238,7 +238,7 @@ def test_two_builds_share_one_cache_and_one_out(hub, tmp_path, clean):
     results = []
     for run in runs:
         assert run.returncode == 0, str(run)
-        H.assert_like_directory_build(run, tmp_path / "dist", clean, hub.endpoint, REPO)
+        H.assert_like_directory_build(run, tmp_path / "dist", clean, REPO)
         results.append(H.wheel_shas(run))
     assert results[0] == results[1] == H.dir_shas(tmp_path / "dist")
     no_temps(tmp_path / "dist")

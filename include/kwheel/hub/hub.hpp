@@ -16,6 +16,9 @@
 
 namespace kwheel {
 
+// Where repo ids and commits are named for people: the public Hub.
+inline constexpr const char* kPublicHub = "https://huggingface.co";
+
 struct Resolution {
   std::string requested;           // what the user asked for ("main", ">=0.1,<0.2")
   std::string ref;                 // the ref it resolved through, if any
