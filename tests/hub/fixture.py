@@ -213,6 +213,11 @@ def make_repo(root, repo_id: str, commits: list, *, branches: dict | None = None
             refs[kind][ref_name] = handle.sha(ref)
     meta["refs"] = refs
     _save_meta(repo_dir, meta)
+    if not (Path(root) / org / "org.json").exists():
+        # A test's repo comes from a trusted kernel publisher unless the test says otherwise with
+        # set_org(root, org, trustedKernelPublisher=False): the Hub's own default is false, and
+        # kwheel and kernels refuse such repos.
+        set_org(root, org, trustedKernelPublisher=True)
     return handle
 
 
@@ -225,8 +230,9 @@ class HubServer:
     def __init__(self, root, *, token: str | list[str] | None = None, page_size: int | None = None,
                  lfs_threshold: int | None = None, cdn_host: str | None = None, extra_args=(),
                  startup_timeout: float = 30.0, tls: tuple[str, str, str] | None = None,
-                 commits_page_size: int | None = None):
-        """tls: (certificate, key, CA file) to serve HTTPS; the control API then trusts the CA file."""
+                 commits_page_size: int | None = None, path_prefix: str = ""):
+        """tls: (certificate, key, CA file) to serve HTTPS; the control API then trusts the CA file.
+        path_prefix: serve the Hub below this path, as a mirror does; .endpoint then ends with it."""
         self.root = Path(root)
         self.tokens = [token] if isinstance(token, str) else list(token or [])
         self.page_size = page_size
@@ -234,6 +240,7 @@ class HubServer:
         self.lfs_threshold = lfs_threshold
         self.cdn_host = cdn_host
         self.extra_args = list(extra_args)
+        self.path_prefix = path_prefix
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
         self.endpoint = self.cdn = ""
@@ -259,6 +266,8 @@ class HubServer:
             cmd += ["--cdn-host", self.cdn_host]
         if self.tls:
             cmd += ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])]
+        if self.path_prefix:
+            cmd += ["--path-prefix", self.path_prefix]
         cmd += self.extra_args
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)

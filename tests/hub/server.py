@@ -455,6 +455,7 @@ class State:
         self.log = RequestLog()
         self.secret = secrets.token_bytes(32)
         self.hub_url = ""
+        self.path_prefix = ""  # --path-prefix: the Hub answers only below it
         self.cdn_url = ""
         self.blobs: dict[str, FileInfo] = {}  # sha256 -> LFS object on disk, for the CDN
         self.blobs_lock = threading.Lock()
@@ -584,8 +585,23 @@ class Handler(BaseHTTPRequestHandler):
             raise HubError(413, "Request body too large")
         return self.rfile.read(n) if n else b""
 
+    def _strip_prefix(self) -> bool:
+        """Under --path-prefix (a mirror such as Artifactory's .../api/huggingfaceml/REPO), the Hub
+        answers only below the prefix; the control API answers with or without it."""
+        prefix = self.state.path_prefix
+        if not prefix or self.listener != "hub":
+            return True
+        if self.path == prefix or self.path.startswith(prefix + "/"):
+            self.path = self.path[len(prefix):] or "/"
+            return True
+        return self.path.startswith("/_fixture")
+
     def _handle(self):
         st = self.state
+        if not self._strip_prefix():
+            self.method, self.entry = self.command.upper(), {}
+            self._write(json_response({"error": "not under the mirror's path prefix"}, 404), log=False)
+            return
         split = urlsplit(self.path)
         self.raw_path = split.path
         self.query_string = split.query
@@ -670,7 +686,8 @@ class Handler(BaseHTTPRequestHandler):
     def _self_url(self, path: str) -> str:
         """An absolute URL to `path` on the listener that got this request (scheme https under --tls-cert)."""
         base = self.state.hub_url if self.listener == "hub" else self.state.cdn_url
-        return f"{urlsplit(base).scheme}://{self.headers.get('Host') or urlsplit(base).netloc}{path}"
+        prefix = self.state.path_prefix if self.listener == "hub" else ""
+        return f"{urlsplit(base).scheme}://{self.headers.get('Host') or urlsplit(base).netloc}{prefix}{path}"
 
     def _error(self, e: HubError) -> Response:
         headers = [("X-Error-Message", e.message)]
@@ -1305,6 +1322,8 @@ def main(argv=None) -> int:
                     help="commits listing page size when the client sends no `limit`")
     ap.add_argument("--lfs-threshold", type=int, default=LFS_THRESHOLD,
                     help="files this size or larger are LFS (besides *.so)")
+    ap.add_argument("--path-prefix", default="",
+                    help="serve the Hub below this path, as a mirror does (e.g. /artifactory/api/huggingfaceml/hub)")
     ap.add_argument("--tls-cert", help="serve both listeners over HTTPS with this PEM certificate (chain)")
     ap.add_argument("--tls-key", help="the private key of --tls-cert")
     args = ap.parse_args(argv)
@@ -1321,6 +1340,10 @@ def main(argv=None) -> int:
         scheme = "https"
     hub_host = args.host if ":" not in args.host else f"[{args.host}]"
     state.hub_url = f"{scheme}://{hub_host}:{hub.server_address[1]}"
+    prefix = args.path_prefix.rstrip("/")
+    if prefix and not prefix.startswith("/"):
+        ap.error("--path-prefix must start with /")
+    state.path_prefix = prefix
     state.cdn_url = f"{scheme}://{args.cdn_host}:{cdn.server_address[1]}"
     threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
                for s in (hub, cdn)]
@@ -1348,7 +1371,7 @@ def main(argv=None) -> int:
         threading.Thread(target=_watch, daemon=True).start()
 
     # Sockets are bound and listening before this line: clients may connect right away.
-    sys.stdout.write(json.dumps({"endpoint": state.hub_url, "cdn": state.cdn_url, "pid": os.getpid(),
+    sys.stdout.write(json.dumps({"endpoint": state.hub_url + state.path_prefix, "cdn": state.cdn_url, "pid": os.getpid(),
                                  "control": state.hub_url + "/_fixture"}) + "\n")
     sys.stdout.flush()
     while not stop.wait(0.5):
