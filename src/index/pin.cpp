@@ -11,6 +11,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 #include "kwheel/hub/http.hpp"
+#include "kwheel/index/simple_page.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/text.hpp"
@@ -21,9 +22,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-constexpr const char* kAccept =
-    "Accept: application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
 
 struct Page {
   std::string body;
@@ -65,13 +63,13 @@ Page fetch_page(const std::string& url, HttpClient* http, const std::string& wha
     }
     return page;
   }
-  HttpResponse r = http->get(url, false, kMaxIndexPageBody, {kAccept});
+  SimplePage r = get_simple_page(*http, url);
   if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + display_url(url) + " (HTTP 404)");
   if (r.status == 401 || r.status == 403)
     throw Error(ErrorKind::auth, display_url(url) + " wants credentials (HTTP " + std::to_string(r.status) + "); kwheel pin reads public indexes only");
   if (r.status != 200) throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what);
   page.body = std::move(r.body);
-  page.json = r.header("content-type").find("json") != std::string::npos;
+  page.json = r.json;
   page.url = r.url;
   return page;
 }
