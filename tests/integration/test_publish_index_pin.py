@@ -302,7 +302,8 @@ class UploadRecorder:
     connection after a random part of the body; ("lost",) reads the whole
     upload, records it, and closes without an answer (the index stored it,
     the client never heard); ("stall",) reads the whole upload and then sends
-    nothing until the test ends."""
+    nothing until the test ends. GET /simple/<project>/ is a PEP 503 page of
+    the files it recorded, each with the sha256 of the bytes it received."""
     answers: list  # the last one repeats
     requests: list = field(default_factory=list)
     dropped_at: list = field(default_factory=list)  # (offset, length) of each ("drop",)
@@ -311,6 +312,10 @@ class UploadRecorder:
 
     def answer(self):
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+    @property
+    def simple(self) -> str:
+        return self.url.replace("/legacy/", "/simple/")
 
 
 @pytest.fixture
@@ -356,6 +361,21 @@ def recorder():
                 if status in (301, 302, 307, 308):
                     self.send_header("Location", text)
                     data = b""
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):  # noqa: N802
+                m = re.fullmatch(r"/simple/([^/]+)/", self.path)
+                files = [f for r in rec.requests for f in r.files
+                         if m and re.sub(r"[-_.]+", "-", f[1].split("-")[0]).lower() == m.group(1)]
+                if not files:
+                    self.send_error(404)
+                    return
+                data = "".join(f'<a href="/files/{f[1]}#sha256={hashlib.sha256(f[3]).hexdigest()}">{f[1]}</a>\n'
+                               for f in files).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -563,10 +583,13 @@ def test_upload_whose_answer_is_lost_then_409_says_so(recorder, cpu_wheel):
     message = report["files"][0]["message"]
     assert "interrupted attempt" in message and "--skip-existing" in message, message
 
+    # With it, the index's page gives the file the sha256 of the bytes it received: ours.
     rec = recorder(("lost",), (409, "Conflict", "File already exists"))
-    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--skip-existing", env=env)
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--skip-existing",
+                            "--index-url", rec.simple, env=env)
     assert p.returncode == 0, p.stderr
     assert report["files"][0]["status"] == "exists" and report["files"][0]["attempts"] == 2
+    assert "same bytes (sha256 compared on" in report["files"][0]["message"], report
 
 
 @pytest.mark.parametrize("given", ["flag", "env"])
@@ -732,6 +755,8 @@ def test_republish_fails_clearly_and_skip_existing_uploads_nothing(pypiserver, a
     assert p.returncode == 0, p.stderr
     assert report["uploaded"] == 0 and report["existing"] == len(list(all_wheels.glob("*.whl")))
     assert {f["status"] for f in report["files"]} == {"exists"}
+    page = f"{pypiserver.url}/simple/img2gray/"
+    assert all(f"same bytes (sha256 compared on {page})" in f["message"] for f in report["files"]), report
     assert pypiserver.stored() == stored_before
     assert {f.name: f.stat().st_mtime_ns for f in pypiserver.packages.iterdir()} == mtimes
 
@@ -753,7 +778,7 @@ def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, wor
     assert TOKEN not in p.stdout + p.stderr
 
 
-def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, cpu_wheel, work):
+def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, cpu_wheel, syn_wheels, work):
     env = clean_env(TWINE_PASSWORD=PASSWORD)
     p, report = kwheel_json("publish", all_wheels, "--repository-url", devpi.index, "-u", "alice", "-j", "3", env=env)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -784,8 +809,12 @@ def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, c
     [other] = kwheel_build(src, work / "devpi-impostor-dist")
     p = kwheel("publish", other, "--repository-url", devpi.index, "-u", "alice", env=env)
     assert p.returncode == INPUT and "HTTP 409" in p.stdout and "--skip-existing" in p.stdout, p.stdout
+    # --skip-existing reads devpi's +simple page (JSON) and finds other bytes there: a failure naming both.
     p, report = kwheel_json("publish", other, "--repository-url", devpi.index, "-u", "alice", "--skip-existing", env=env)
-    assert p.returncode == 0 and report["files"][0]["status"] == "exists"
+    assert p.returncode == INPUT and report["files"][0]["status"] == "failed", report
+    message = report["files"][0]["message"]
+    assert f"this file's sha256 is {sha256(other)}, the index's is {sha256(syn_wheels[''])}" in message, message
+    assert f"({devpi.index}+simple/img2gray/)" in message and "publish a new version" in message, message
     # Wrong password.
     p = kwheel("publish", cpu_wheel, "--repository-url", devpi.index, "-u", "alice", env=clean_env(TWINE_PASSWORD="nope-" + PASSWORD))
     assert p.returncode == AUTH and "refused the credentials of user 'alice'" in p.stdout
