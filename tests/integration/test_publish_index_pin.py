@@ -3,7 +3,9 @@ servers and real installers, all on 127.0.0.1, started here:
 
 * pypiserver 2.4.2 with an htpasswd file (`-a update`) and
   `--disable-fallback`: publish, re-publish, wrong password, `__token__`,
-  .pypirc; then pip and uv install the exact bytes.
+  .pypirc; then pip and uv install the exact bytes. `--skip-existing`
+  compares the sha256 on its /simple/ page: other bytes under a published
+  name fail, naming both hashes.
 * an in-process upload recorder: the form kwheel sends is the form twine 7
   sends; 5xx are retried, 4xx are not; redirects are not followed (no
   credentials for another origin); server echoes of the password are redacted.
@@ -15,7 +17,8 @@ servers and real installers, all on 127.0.0.1, started here:
 
 * devpi-server 6.20.3 (a user, a non-volatile index, offline mode): publish,
   identical re-upload (devpi answers 200 "identical"), a different file under
-  a published name (409), wrong password; pip installs the exact bytes.
+  a published name (409; with `--skip-existing`, its +simple page's sha256
+  differs: a failure), wrong password; pip installs the exact bytes.
 
 Wheels: the real img2gray CPU build for Debian's torch (scripts/build-kernel,
 as test_validate.py does) and synthetic CUDA/universal variants whose .so is a
@@ -759,6 +762,47 @@ def test_republish_fails_clearly_and_skip_existing_uploads_nothing(pypiserver, a
     assert all(f"same bytes (sha256 compared on {page})" in f["message"] for f in report["files"]), report
     assert pypiserver.stored() == stored_before
     assert {f.name: f.stat().st_mtime_ns for f in pypiserver.packages.iterdir()} == mtimes
+
+
+def test_skip_existing_on_pypiserver_compares_the_bytes(pypiserver, syn_wheels, work):
+    """pypiserver's 409 names a file, not its bytes: --skip-existing reads its /simple/ page and
+    counts the file as published only when the sha256 there is this file's. Other bytes under the
+    name fail, naming both hashes; an index that does not say fails closed."""
+    env = clean_env(TWINE_PASSWORD=PASSWORD)
+    wheel = syn_wheels[""]
+    publish = lambda *args: kwheel_json("publish", *args, "--repository-url", pypiserver.url, "-u", "alice",  # noqa: E731
+                                        "--skip-existing", env=env)
+    p, report = publish(wheel)
+    assert p.returncode == 0, p.stdout + p.stderr
+    stored = pypiserver.packages / wheel.name
+    assert sha256(stored) == sha256(wheel)
+    p, report = publish(wheel)
+    assert p.returncode == 0 and report["files"][0]["status"] == "exists", report
+    assert f"same bytes (sha256 compared on {pypiserver.url}/simple/img2gray/)" in report["files"][0]["message"], report
+
+    src = work / "skip-impostor-src"
+    write_variant(src, "torch-universal")
+    (src / "build" / "torch-universal" / "img2gray" / "__init__.py").write_text("KIND = 'impostor'\n")
+    [other] = kwheel_build(src, work / "skip-impostor-dist")
+    assert other.name == wheel.name and sha256(other) != sha256(wheel)
+    p = kwheel("publish", other, "--repository-url", pypiserver.url, "-u", "alice", "--skip-existing", env=env)
+    assert p.returncode == INPUT, p.stdout + p.stderr
+    assert re.search(r"^FAILED +" + re.escape(wheel.name), p.stdout, re.M), p.stdout
+    [line] = [l for l in p.stdout.splitlines() if "other bytes" in l]
+    assert f"this file's sha256 is {sha256(other)}, the index's is {sha256(wheel)}" in line, line
+    assert "publish a new version" in line, line
+    p, report = publish(other)
+    assert p.returncode == INPUT and report["files"][0]["status"] == "failed" and report["failed"] == 1, report
+    assert sha256(other) in report["files"][0]["message"] and sha256(wheel) in report["files"][0]["message"]
+    assert sha256(stored) == sha256(wheel)  # the index kept its file
+    assert PASSWORD not in p.stdout + p.stderr
+
+    # No simple page where --index-url says: kwheel cannot compare, and fails rather than skip.
+    p, report = publish(wheel, "--index-url", f"{pypiserver.url}/elsewhere/")
+    assert p.returncode == NOT_FOUND and report["files"][0]["status"] == "failed", report
+    message = report["files"][0]["message"]
+    assert f"cannot compare the bytes: no project page at {pypiserver.url}/elsewhere/img2gray/ (HTTP 404)" in message, message
+    assert "pass --index-url URL" in message and "\n" not in message, message
 
 
 def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, work):
