@@ -13,7 +13,7 @@ namespace {
 
 struct PublishArgs {
   std::vector<std::string> inputs;
-  std::string repository_url, repository, config_file, username, password, cert, stall_timeout;
+  std::string repository_url, repository, config_file, username, password, cert, stall_timeout, index_url;
   bool skip_existing = false;
   unsigned jobs = 4;
   unsigned attempts = 5;
@@ -38,7 +38,11 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   auto* user = sub->add_option("-u,--username", a->username, "Username (TWINE_USERNAME); __token__ for an API token");
   auto* pass = sub->add_option("-p,--password", a->password, "Password or token; prefer TWINE_PASSWORD: arguments are visible to other users");
   auto* cert = sub->add_option("--cert", a->cert, "CA bundle to verify the index's TLS certificate (TWINE_CERT)");
-  sub->add_flag("--skip-existing", a->skip_existing, "A file the index already has counts as success (409, or 400 \"already exists\")");
+  sub->add_flag("--skip-existing", a->skip_existing,
+                "A file the index already has (409, or 400 \"already exists\") counts as success when the index's simple page gives it the same sha256; other bytes fail");
+  auto* index_url = sub->add_option("--index-url", a->index_url,
+                                    "The simple index --skip-existing compares with (default: pypiserver http://HOST/simple/, devpi http://HOST/USER/INDEX/+simple/, "
+                                    "from the upload URL); gets the credentials only on the upload URL's origin");
   sub->add_option("-j,--jobs", a->jobs, "Uploads at once")->capture_default_str()->check(CLI::Range(1u, 64u));
   sub->add_option("--attempts", a->attempts, "Tries per file on 5xx answers and network errors (4xx are never retried)")
       ->capture_default_str()
@@ -46,7 +50,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   auto* stall = sub->add_option("--stall-timeout", a->stall_timeout,
                                 "Seconds an upload or its answer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
   add_output_flags(sub, out);
-  sub->callback([a, url, repo, user, pass, cert, stall, &out, &exit_code] {
+  sub->callback([a, url, repo, user, pass, cert, stall, index_url, &out, &exit_code] {
     RepositorySources src;
     src.repository_url = option_or_env(url, a->repository_url, "TWINE_REPOSITORY_URL");
     src.repository = option_or_env(repo, a->repository, "TWINE_REPOSITORY");
@@ -61,6 +65,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
     auto wheels = wheel_files(a->inputs);
     PublishOptions o;
     o.skip_existing = a->skip_existing;
+    if (index_url->count()) o.index_url = a->index_url;
     o.jobs = a->jobs;
     o.max_attempts = a->attempts;
     if (auto v = option_or_env(stall, a->stall_timeout, "KWHEEL_STALL_TIMEOUT"))

@@ -11,6 +11,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 #include "kwheel/hub/http.hpp"
+#include "kwheel/index/simple_page.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/text.hpp"
@@ -21,9 +22,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-constexpr const char* kAccept =
-    "Accept: application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
 
 struct Page {
   std::string body;
@@ -65,13 +63,13 @@ Page fetch_page(const std::string& url, HttpClient* http, const std::string& wha
     }
     return page;
   }
-  HttpResponse r = http->get(url, false, kMaxIndexPageBody, {kAccept});
+  SimplePage r = get_simple_page(*http, url);
   if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + display_url(url) + " (HTTP 404)");
   if (r.status == 401 || r.status == 403)
     throw Error(ErrorKind::auth, display_url(url) + " wants credentials (HTTP " + std::to_string(r.status) + "); kwheel pin reads public indexes only");
   if (r.status != 200) throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what);
   page.body = std::move(r.body);
-  page.json = r.header("content-type").find("json") != std::string::npos;
+  page.json = r.json;
   page.url = r.url;
   return page;
 }
@@ -126,25 +124,47 @@ InterpreterInfo described_target(const std::string& torch, const std::optional<s
 
 namespace {
 
-// The METADATA of a candidate file: from the wheel itself where it is a
-// local file, else from its PEP 658 .metadata companion.
-std::optional<std::string> candidate_metadata(const IndexFile& f, HttpClient* http) {
-  std::string url = f.url;
+// PEP 658/714 (and pip): bytes an index serves are trusted only when they
+// hash to what its page says. Other bytes are a stale or tampered index, an
+// attack on what gets pinned, not a candidate to pass over: the pin fails.
+void check_served_sha256(const std::string& what, const std::string& page_sha256, const std::string& served_sha256) {
+  if (ascii_lower(page_sha256) == served_sha256) return;
+  throw Error(ErrorKind::input, what + " is not what the index page says: the page gives sha256 " + page_sha256 + ", the served bytes have sha256 " +
+                                    served_sha256 + "; the index is stale or was tampered with, so nothing is pinned (rebuild the index, or pin from a directory of the wheels)");
+}
+
+// A candidate's METADATA, or why the index offers none to trust.
+struct CandidateMetadata {
+  std::optional<std::string> text;
+  std::string missing;  // when there is no text
+};
+
+// From the wheel itself where it is a local file (its bytes checked against
+// the page's sha256 when a file:// page gave one), else from its PEP 658
+// .metadata companion, checked against the page's metadata sha256. A page
+// that gives no sha256 for the metadata gives nothing to trust.
+CandidateMetadata candidate_metadata(const IndexFile& f, HttpClient* http) {
+  const std::string& url = f.url;
   if (url.starts_with("file://") || url.find("://") == std::string::npos) {
     const fs::path p = url.starts_with("file://") ? file_url_path(url) : fs::path(url);
-    return WheelArchive(p).metadata_text();
+    if (url.starts_with("file://")) check_served_sha256(f.filename + " at " + url, f.sha256, sha256_file_hex(p));
+    return {WheelArchive(p).metadata_text(), ""};
   }
-  if (!f.metadata_sha256 || !http) return std::nullopt;
+  const std::string fix = "; pin --lock from a directory or a kwheel index";
+  const CandidateMetadata none{std::nullopt, "the index serves no PEP 658 metadata for it, so its Hub commit is unknown" + fix};
+  if (!f.metadata_sha256 || !http) return none;
+  if (f.metadata_sha256->empty()) return {std::nullopt, "the index gives no sha256 for its PEP 658 metadata, so its Hub commit cannot be trusted" + fix};
   HttpResponse r = http->get(url + ".metadata", false, 1 << 20);
-  if (r.status != 200) return std::nullopt;
-  return r.body;
+  if (r.status != 200) return none;
+  check_served_sha256(f.filename + ".metadata from " + display_url(url + ".metadata"), *f.metadata_sha256, sha256_hex(r.body));
+  return {std::move(r.body), ""};
 }
 
 // `pin --lock`: why a candidate is not the locked build, or nullopt.
 std::optional<std::string> commit_problem(const IndexFile& f, const PinRequest& req, HttpClient* http) {
-  auto text = candidate_metadata(f, http);
-  if (!text) return "the index serves no PEP 658 metadata for it, so its Hub commit is unknown; pin --lock from a directory or a kwheel index";
-  auto rev = recorded_revision(parse_metadata_fields(*text));
+  const CandidateMetadata metadata = candidate_metadata(f, http);
+  if (!metadata.text) return metadata.missing;
+  auto rev = recorded_revision(parse_metadata_fields(*metadata.text));
   if (!rev) return "its METADATA records no Hub revision (not built by kwheel from the Hub)";
   if (rev->first != *req.repo_id || rev->second != *req.commit)
     return "built from " + rev->first + " at " + rev->second.substr(0, 12) + ", not the locked " + req.commit->substr(0, 12);
@@ -341,7 +361,7 @@ PinResult pin(const PinRequest& req) {
   HttpOptions ho;
   ho.user_agent = "kwheel/" KWHEEL_VERSION;
   ho.max_attempts = 3;
-  HttpClient http(ho);
+  HttpClient http(ho, req.transport);
 
   const Listing listing = is_url ? list_index(req, wanted, http, result) : list_directory(req, wanted, result);
   result.project = *wanted;

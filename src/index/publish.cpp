@@ -18,6 +18,7 @@
 #include "kwheel/hub/curl_handles.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/index/published_copy.hpp"
 #include "kwheel/index/pypirc.hpp"
 #include "kwheel/index/simple_index.hpp"
 
@@ -355,8 +356,44 @@ void fail_result(UploadResult& r, const Repository& repo, ErrorKind kind, const 
   r.message = repo.password.redact(redact_secrets(why));
 }
 
+// Where --skip-existing reads what the index holds: --index-url, checked
+// before anything is uploaded, else the upload server's known layout.
+std::optional<std::string> simple_index_of(const Repository& repo, const PublishOptions& o) {
+  if (!o.index_url) return derived_simple_index(repo.url);
+  // Credentials come from the upload's sources and go to its origin only:
+  // a URL carrying others is refused, and never quoted.
+  ParsedUrl p = parse_upload_url(*o.index_url, "--index-url");
+  if (p.user || p.password)
+    throw Error(ErrorKind::usage, "--index-url must not carry user:password@; the upload's credentials are sent to it when it is on the upload URL's origin");
+  return p.without_userinfo;
+}
+
+// --skip-existing: "already exists" names a file, not its bytes. It counts
+// as published only when the index's simple page gives it this file's
+// sha256; other bytes, or an index that does not say, fail it (closed).
+void skip_if_same_bytes(UploadResult& r, const Repository& repo, const PublishOptions& o, const HttpOptions& http,
+                        const std::optional<std::string>& simple_index, const std::string& answer, const std::string& retried) {
+  const std::string name = r.file.filename().string();
+  const std::string on = name + " is already on " + repo.url + " (" + answer + ")" + retried;
+  const std::string fix = "; pass --index-url URL, the index's simple index (pypiserver: http://HOST/simple/, devpi: http://HOST/USER/INDEX/+simple/), so --skip-existing can compare the bytes";
+  if (!simple_index) return fail_result(r, repo, ErrorKind::usage, on + ", and kwheel does not know where this index's simple pages are to compare the bytes" + fix);
+  PublishedCopy copy;
+  try {
+    HttpClient client(http, o.transport);
+    copy = published_copy(client, *simple_index, name);
+  } catch (const Error& e) {
+    return fail_result(r, repo, e.kind(), on + ", and kwheel cannot compare the bytes: " + e.what() + fix);
+  }
+  if (copy.sha256 != r.sha256)
+    return fail_result(r, repo, ErrorKind::input, name + " is already on " + repo.url + " with other bytes: this file's sha256 is " + r.sha256 + ", the index's is " +
+                                                      copy.sha256 + " (" + copy.page + "); an index keeps published files unchanged: publish a new version");
+  r.status = UploadResult::Status::exists;
+  r.message = "already on the index with the same bytes (sha256 compared on " + copy.page + "), skipped" + retried;
+}
+
 // What the index's answer to one upload means, as twine reads it.
-void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& repo, const PublishOptions& o) {
+void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& repo, const PublishOptions& o, const HttpOptions& http,
+                 const std::optional<std::string>& simple_index) {
   const std::string name = r.file.filename().string();
   r.http_status = resp.status;
   // Redacted before server_message cuts it short (a cut secret would no
@@ -376,8 +413,7 @@ void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& re
   } else if (says_already_exists(resp.status, resp.reason, resp.body)) {
     const std::string retried = r.attempts > 1 ? " (an earlier, interrupted attempt of this run may have stored it)" : "";
     if (o.skip_existing) {
-      r.status = UploadResult::Status::exists;
-      r.message = "already on the index, skipped" + retried;
+      skip_if_same_bytes(r, repo, o, http, simple_index, status + detail, retried);
     } else {
       fail_result(r, repo, ErrorKind::input, name + " is already on " + repo.url + " (" + status + detail + ")" + retried +
                                                  "; an index keeps published files unchanged: pass --skip-existing to accept the copy there, or publish a new version");
@@ -398,12 +434,13 @@ void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& re
   }
 }
 
-void upload_one(UploadResult& r, const std::vector<FormPart>& form, const Repository& repo, const PublishOptions& o, const HttpOptions& http) {
+void upload_one(UploadResult& r, const std::vector<FormPart>& form, const Repository& repo, const PublishOptions& o, const HttpOptions& http,
+                const std::optional<std::string>& simple_index) {
   HttpClient client(http, o.transport);
   try {
     HttpResponse resp = client.post_multipart(repo.url, form);
     r.attempts = static_cast<unsigned>(client.stats().requests);
-    read_answer(r, resp, repo, o);
+    read_answer(r, resp, repo, o, http, simple_index);
   } catch (const Error& e) {
     r.attempts = static_cast<unsigned>(client.stats().requests);
     fail_result(r, repo, e.kind(), std::string(e.what()));
@@ -430,10 +467,11 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
   std::vector<UploadResult> results;
   std::vector<std::vector<FormPart>> forms;
   prepare(wheels, results, forms);
+  const std::optional<std::string> simple_index = simple_index_of(repo, o);
   const HttpOptions http = upload_http_options(repo, o);
   std::mutex done_mutex;
   run_parallel(results.size(), o.jobs, [&](size_t i) {
-    upload_one(results[i], forms[i], repo, o, http);
+    upload_one(results[i], forms[i], repo, o, http, simple_index);
     if (on_done) {
       std::lock_guard lock(done_mutex);
       on_done(results[i]);

@@ -192,6 +192,6 @@ def test_the_nightly_workflow_runs_twice_end_to_end(hub, pypiserver, tmp_path):
     assert [w.name for w in again] == [wheel.name] and sha256(again[0]) == sha256(wheel)
     assert (packages / wheel.name).stat().st_mtime_ns == stored_mtime
     publish = [p for name, p in ran if name.startswith("publish: Upload")]
-    assert len(publish) == 1 and re.search(rf"^exists +{re.escape(wheel.name)} \(already on the index, skipped\)$", publish[0].stdout, re.M), publish[0].stdout
+    assert len(publish) == 1 and re.search(rf"^exists +{re.escape(wheel.name)} \(already on the index with the same bytes \(sha256 compared on {re.escape(index_url)}/simple/img2gray/\), skipped\)$", publish[0].stdout, re.M), publish[0].stdout
     for _, p in ran:
         assert INDEX_PASSWORD not in p.stdout + p.stderr and HF_TOKEN not in p.stdout + p.stderr

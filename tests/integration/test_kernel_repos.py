@@ -9,6 +9,7 @@ from pip, kernel results from the formula in kernels/img2gray/__init__.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -280,19 +281,21 @@ def test_lock_to_pinned_requirements(hub, store, env, tmp_path, fmt):
     assert sorted(p.name for p in target.iterdir() if not p.name.endswith(".dist-info")) == ["my_relu", "nested_relu"]
 
 
-def test_pin_lock_from_an_index_reads_pep658_metadata(hub, store, env, tmp_path):
-    """Through a kwheel index, pin --lock learns each wheel's commit from its PEP 658 metadata file."""
-    v1 = store["relu"].versions[1]
-    lock = legacy_lock({RELU: v1}, tmp_path / "kernels.lock")
+def relu_site(env, tmp_path) -> Path:
+    """A kwheel index of my-relu's v1 and v2 builds (two commits)."""
     out = tmp_path / "dist"
     for n in ("1", "2"):
         built(H.kwheel("build", RELU, "--version", n, "-o", out, env=env))
     site = tmp_path / "site"
     assert H.kwheel("index", out, "--out", site, env=env).returncode == 0
+    return site
+
+
+def pin_over_http(site: Path, seen: list[str], *args, env):
+    """kwheel pin ARGS against SITE served by http.server; the paths it asked for go to `seen`."""
     import functools
     import http.server
     import threading
-    seen: list[str] = []
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, fmt, *args):
@@ -302,10 +305,18 @@ def test_pin_lock_from_an_index_reads_pep658_metadata(hub, store, env, tmp_path)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     index = f"http://127.0.0.1:{server.server_address[1]}/simple/"
     try:
-        pin = H.kwheel("pin", index, "--lock", lock, "--torch", "2.7", "--cuda", "12.6", env=env)
+        return index, H.kwheel("pin", index, *args, env=env)
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_pin_lock_from_an_index_reads_pep658_metadata(hub, store, env, tmp_path):
+    """Through a kwheel index, pin --lock learns each wheel's commit from its PEP 658 metadata file."""
+    v1 = store["relu"].versions[1]
+    lock = legacy_lock({RELU: v1}, tmp_path / "kernels.lock")
+    seen: list[str] = []
+    index, pin = pin_over_http(relu_site(env, tmp_path), seen, "--lock", lock, "--torch", "2.7", "--cuda", "12.6", env=env)
     assert pin.returncode == 0, str(pin)
     (k,) = pin.json["kernels"]
     assert k["version"] == f"1.{history_length(hub, RELU, v1)}+torch2.7.cu126", k
@@ -314,6 +325,32 @@ def test_pin_lock_from_an_index_reads_pep658_metadata(hub, store, env, tmp_path)
     # v2's newer builds were candidates, refused for their commit
     reasons = [c.get("reason", "") for c in k["candidates"] if c["filename"].startswith("my_relu-2.")]
     assert reasons and all(f"not the locked {v1[:12]}" in r for r in reasons), k["candidates"]
+
+
+def test_pin_lock_refuses_a_pep658_metadata_file_the_page_does_not_hash_to(hub, store, env, tmp_path):
+    """The index's .metadata of a v2 build (commit B) replaced by the METADATA of the v1 build
+    (the locked commit A): trusted, it would make pin lock v2's wheel as commit A's. The page's
+    data-core-metadata sha256 still names the real file, so kwheel refuses, naming the file and
+    both hashes (PEP 658/714, as pip checks)."""
+    v1 = store["relu"].versions[1]
+    lock = legacy_lock({RELU: v1}, tmp_path / "kernels.lock")
+    site = relu_site(env, tmp_path)
+    files = site / "files"
+    [v2_cuda] = [p for p in files.glob("my_relu-2.*cu126*.whl")]
+    [v1_cuda] = [p for p in files.glob("my_relu-1.*cu126*.whl")]
+    tampered = files / (v2_cuda.name + ".metadata")
+    page_sha = hashlib.sha256(tampered.read_bytes()).hexdigest()
+    tampered.write_bytes((files / (v1_cuda.name + ".metadata")).read_bytes())
+    served_sha = hashlib.sha256(tampered.read_bytes()).hexdigest()
+    assert f"sha256={page_sha}" in (site / "simple" / "my-relu" / "index.html").read_text()
+    seen: list[str] = []
+    _, pin = pin_over_http(site, seen, "--lock", lock, "--torch", "2.7", "--cuda", "12.6", env=env)
+    assert pin.returncode == 3, str(pin)
+    assert pin.json["ok"] is False, pin.json
+    [line] = [l for l in pin.stderr.splitlines() if "sha256" in l]
+    assert f"lock entry '{RELU}'" in line and v2_cuda.name + ".metadata" in line, line
+    assert f"the page gives sha256 {page_sha}, the served bytes have sha256 {served_sha}" in line, line
+    assert any(p.endswith(".whl.metadata") for p in seen), seen
 
 
 def test_lock_naming_a_missing_commit_or_repo(hub, store, env, tmp_path):

@@ -3,7 +3,9 @@ servers and real installers, all on 127.0.0.1, started here:
 
 * pypiserver 2.4.2 with an htpasswd file (`-a update`) and
   `--disable-fallback`: publish, re-publish, wrong password, `__token__`,
-  .pypirc; then pip and uv install the exact bytes.
+  .pypirc; then pip and uv install the exact bytes. `--skip-existing`
+  compares the sha256 on its /simple/ page: other bytes under a published
+  name fail, naming both hashes.
 * an in-process upload recorder: the form kwheel sends is the form twine 7
   sends; 5xx are retried, 4xx are not; redirects are not followed (no
   credentials for another origin); server echoes of the password are redacted.
@@ -15,7 +17,8 @@ servers and real installers, all on 127.0.0.1, started here:
 
 * devpi-server 6.20.3 (a user, a non-volatile index, offline mode): publish,
   identical re-upload (devpi answers 200 "identical"), a different file under
-  a published name (409), wrong password; pip installs the exact bytes.
+  a published name (409; with `--skip-existing`, its +simple page's sha256
+  differs: a failure), wrong password; pip installs the exact bytes.
 
 Wheels: the real img2gray CPU build for Debian's torch (scripts/build-kernel,
 as test_validate.py does) and synthetic CUDA/universal variants whose .so is a
@@ -302,7 +305,8 @@ class UploadRecorder:
     connection after a random part of the body; ("lost",) reads the whole
     upload, records it, and closes without an answer (the index stored it,
     the client never heard); ("stall",) reads the whole upload and then sends
-    nothing until the test ends."""
+    nothing until the test ends. GET /simple/<project>/ is a PEP 503 page of
+    the files it recorded, each with the sha256 of the bytes it received."""
     answers: list  # the last one repeats
     requests: list = field(default_factory=list)
     dropped_at: list = field(default_factory=list)  # (offset, length) of each ("drop",)
@@ -311,6 +315,10 @@ class UploadRecorder:
 
     def answer(self):
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+    @property
+    def simple(self) -> str:
+        return self.url.replace("/legacy/", "/simple/")
 
 
 @pytest.fixture
@@ -356,6 +364,21 @@ def recorder():
                 if status in (301, 302, 307, 308):
                     self.send_header("Location", text)
                     data = b""
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):  # noqa: N802
+                m = re.fullmatch(r"/simple/([^/]+)/", self.path)
+                files = [f for r in rec.requests for f in r.files
+                         if m and re.sub(r"[-_.]+", "-", f[1].split("-")[0]).lower() == m.group(1)]
+                if not files:
+                    self.send_error(404)
+                    return
+                data = "".join(f'<a href="/files/{f[1]}#sha256={hashlib.sha256(f[3]).hexdigest()}">{f[1]}</a>\n'
+                               for f in files).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -563,10 +586,13 @@ def test_upload_whose_answer_is_lost_then_409_says_so(recorder, cpu_wheel):
     message = report["files"][0]["message"]
     assert "interrupted attempt" in message and "--skip-existing" in message, message
 
+    # With it, the index's page gives the file the sha256 of the bytes it received: ours.
     rec = recorder(("lost",), (409, "Conflict", "File already exists"))
-    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--skip-existing", env=env)
+    p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--skip-existing",
+                            "--index-url", rec.simple, env=env)
     assert p.returncode == 0, p.stderr
     assert report["files"][0]["status"] == "exists" and report["files"][0]["attempts"] == 2
+    assert "same bytes (sha256 compared on" in report["files"][0]["message"], report
 
 
 @pytest.mark.parametrize("given", ["flag", "env"])
@@ -732,8 +758,51 @@ def test_republish_fails_clearly_and_skip_existing_uploads_nothing(pypiserver, a
     assert p.returncode == 0, p.stderr
     assert report["uploaded"] == 0 and report["existing"] == len(list(all_wheels.glob("*.whl")))
     assert {f["status"] for f in report["files"]} == {"exists"}
+    page = f"{pypiserver.url}/simple/img2gray/"
+    assert all(f"same bytes (sha256 compared on {page})" in f["message"] for f in report["files"]), report
     assert pypiserver.stored() == stored_before
     assert {f.name: f.stat().st_mtime_ns for f in pypiserver.packages.iterdir()} == mtimes
+
+
+def test_skip_existing_on_pypiserver_compares_the_bytes(pypiserver, syn_wheels, work):
+    """pypiserver's 409 names a file, not its bytes: --skip-existing reads its /simple/ page and
+    counts the file as published only when the sha256 there is this file's. Other bytes under the
+    name fail, naming both hashes; an index that does not say fails closed."""
+    env = clean_env(TWINE_PASSWORD=PASSWORD)
+    wheel = syn_wheels[""]
+    publish = lambda *args: kwheel_json("publish", *args, "--repository-url", pypiserver.url, "-u", "alice",  # noqa: E731
+                                        "--skip-existing", env=env)
+    p, report = publish(wheel)
+    assert p.returncode == 0, p.stdout + p.stderr
+    stored = pypiserver.packages / wheel.name
+    assert sha256(stored) == sha256(wheel)
+    p, report = publish(wheel)
+    assert p.returncode == 0 and report["files"][0]["status"] == "exists", report
+    assert f"same bytes (sha256 compared on {pypiserver.url}/simple/img2gray/)" in report["files"][0]["message"], report
+
+    src = work / "skip-impostor-src"
+    write_variant(src, "torch-universal")
+    (src / "build" / "torch-universal" / "img2gray" / "__init__.py").write_text("KIND = 'impostor'\n")
+    [other] = kwheel_build(src, work / "skip-impostor-dist")
+    assert other.name == wheel.name and sha256(other) != sha256(wheel)
+    p = kwheel("publish", other, "--repository-url", pypiserver.url, "-u", "alice", "--skip-existing", env=env)
+    assert p.returncode == INPUT, p.stdout + p.stderr
+    assert re.search(r"^FAILED +" + re.escape(wheel.name), p.stdout, re.M), p.stdout
+    [line] = [l for l in p.stdout.splitlines() if "other bytes" in l]
+    assert f"this file's sha256 is {sha256(other)}, the index's is {sha256(wheel)}" in line, line
+    assert "publish a new version" in line, line
+    p, report = publish(other)
+    assert p.returncode == INPUT and report["files"][0]["status"] == "failed" and report["failed"] == 1, report
+    assert sha256(other) in report["files"][0]["message"] and sha256(wheel) in report["files"][0]["message"]
+    assert sha256(stored) == sha256(wheel)  # the index kept its file
+    assert PASSWORD not in p.stdout + p.stderr
+
+    # No simple page where --index-url says: kwheel cannot compare, and fails rather than skip.
+    p, report = publish(wheel, "--index-url", f"{pypiserver.url}/elsewhere/")
+    assert p.returncode == NOT_FOUND and report["files"][0]["status"] == "failed", report
+    message = report["files"][0]["message"]
+    assert f"cannot compare the bytes: no project page at {pypiserver.url}/elsewhere/img2gray/ (HTTP 404)" in message, message
+    assert "pass --index-url URL" in message and "\n" not in message, message
 
 
 def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, work):
@@ -753,7 +822,7 @@ def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, wor
     assert TOKEN not in p.stdout + p.stderr
 
 
-def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, cpu_wheel, work):
+def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, cpu_wheel, syn_wheels, work):
     env = clean_env(TWINE_PASSWORD=PASSWORD)
     p, report = kwheel_json("publish", all_wheels, "--repository-url", devpi.index, "-u", "alice", "-j", "3", env=env)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -784,8 +853,12 @@ def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, c
     [other] = kwheel_build(src, work / "devpi-impostor-dist")
     p = kwheel("publish", other, "--repository-url", devpi.index, "-u", "alice", env=env)
     assert p.returncode == INPUT and "HTTP 409" in p.stdout and "--skip-existing" in p.stdout, p.stdout
+    # --skip-existing reads devpi's +simple page (JSON) and finds other bytes there: a failure naming both.
     p, report = kwheel_json("publish", other, "--repository-url", devpi.index, "-u", "alice", "--skip-existing", env=env)
-    assert p.returncode == 0 and report["files"][0]["status"] == "exists"
+    assert p.returncode == INPUT and report["files"][0]["status"] == "failed", report
+    message = report["files"][0]["message"]
+    assert f"this file's sha256 is {sha256(other)}, the index's is {sha256(syn_wheels[''])}" in message, message
+    assert f"({devpi.index}+simple/img2gray/)" in message and "publish a new version" in message, message
     # Wrong password.
     p = kwheel("publish", cpu_wheel, "--repository-url", devpi.index, "-u", "alice", env=clean_env(TWINE_PASSWORD="nope-" + PASSWORD))
     assert p.returncode == AUTH and "refused the credentials of user 'alice'" in p.stdout

@@ -5,11 +5,13 @@
 // PEP 503 HTML, over HTTP(S) or file://). The fit is decided by the same
 // filename/label rules `kwheel validate` uses (kwheel/validate/compat.hpp).
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kwheel/hub/transport.hpp"
 #include "kwheel/validate/compat.hpp"
 #include "kwheel/index/simple_index.hpp"
 #include "kwheel/validate/interpreter.hpp"
@@ -27,9 +29,13 @@ struct PinRequest {
   // `pin --lock`: only wheels whose METADATA records this Hub commit of
   // this repo (kwheel's "Hub revision" Project-URL) are candidates. Read
   // from the wheels of a directory or file:// index, or from PEP 658
-  // metadata files over HTTP.
+  // metadata files over HTTP. What an index serves must hash to what its
+  // page says (the wheel of a file:// index, the .metadata file over HTTP):
+  // other bytes fail the pin with Error(input) naming the file and both
+  // hashes; metadata the page gives no sha256 for is not read.
   std::optional<std::string> repo_id;
   std::optional<std::string> commit;
+  std::shared_ptr<Transport> transport;  // where index requests go; none: libcurl (tests pass a fake)
 };
 
 struct PinCandidate {

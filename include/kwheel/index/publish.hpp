@@ -58,7 +58,15 @@ bool says_already_exists(long status, const std::string& reason, const std::stri
 std::string server_message(const std::string& reason, const std::string& body);
 
 struct PublishOptions {
+  // A file the index says it already has counts as success when the
+  // index's simple page gives it this file's sha256 (devpi's "identical
+  // file" answer says so itself); other bytes, or an index whose page does
+  // not say, fail the file.
   bool skip_existing = false;
+  // The simple index to compare with (--index-url); none: derived from the
+  // upload URL for the servers kwheel knows (published_copy.hpp). It gets
+  // the credentials only on the upload URL's origin.
+  std::optional<std::string> index_url;
   unsigned jobs = 4;          // uploads at once
   unsigned max_attempts = 5;  // per file, first try included (5xx and network errors only)
   std::chrono::milliseconds backoff{500};
@@ -69,7 +77,8 @@ struct PublishOptions {
 
 struct UploadResult {
   std::filesystem::path file;
-  // exists: the index had the file already (--skip-existing), or said it
+  // exists: the index had the file already with these bytes
+  // (--skip-existing, sha256 compared on its simple page), or said it
   // received identical bytes (devpi's 200 "Upload of identical file").
   enum class Status { uploaded, exists, failed } status = Status::failed;
   long http_status = 0;
@@ -80,8 +89,9 @@ struct UploadResult {
   int exit_code = 0;          // the failure's ErrorKind
 };
 
-// Checks every wheel first (a readable archive whose RECORD matches), so a
-// bad file stops the run before anything is uploaded; then uploads at most
+// Checks every wheel first (a readable archive whose RECORD matches), and
+// --index-url (an http(s) URL without user info: Error(usage)), so a bad
+// file stops the run before anything is uploaded; then uploads at most
 // `jobs` at once. Results come back in input order; `on_done` sees each as
 // it finishes (called under a lock, from the uploading threads).
 std::vector<UploadResult> publish(const std::vector<std::filesystem::path>& wheels, const Repository& repo, const PublishOptions& options,

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "error_support.hpp"
+#include "fake_transport.hpp"
 #include "kwheel/base/error.hpp"
 #include "test_support.hpp"
 
@@ -30,6 +32,14 @@ using testing::sha256sum;
 const std::string kCommitA = "1111111111111111111111111111111111111111";
 const std::string kCommitB = "2222222222222222222222222222222222222222";
 
+// A wheel's METADATA as kwheel writes it, with a Hub revision when `commit`
+// is given.
+std::string metadata_text(const std::string& name, const std::string& version, const std::optional<std::string>& commit) {
+  std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
+  if (commit) metadata += "Project-URL: Hub revision, https://huggingface.co/kernels/org/" + name + "/tree/" + *commit + "\n";
+  return metadata;
+}
+
 class PinTest : public ::testing::Test {
  protected:
   PinTest() : dir_("unit") {}
@@ -40,8 +50,7 @@ class PinTest : public ::testing::Test {
     const std::string rest = filename.substr(name.size() + 1);
     const std::string version = rest.substr(0, rest.find('-'));
     const std::string dist_info = name + "-" + version + ".dist-info";
-    std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
-    if (commit) metadata += "Project-URL: Hub revision, https://huggingface.co/kernels/org/" + name + "/tree/" + *commit + "\n";
+    const std::string metadata = metadata_text(name, version, commit);
     const fs::path path = dir_.path() / filename;
     testing::write_test_wheel(path,
                               {{name + "/__init__.py", "# " + filename + "\n"},
@@ -251,6 +260,146 @@ TEST_F(PinTest, LockLabelsTheFailingEntryAndKeepsItsKind) {
   // A target no entry fits fails at the first entry, with the kind pin gave it.
   const std::string cpu = error_of([&] { pin_lock(request(linux_cpython311("2.7.1")), lock.string()); }, ErrorKind::not_found);
   EXPECT_EQ(cpu.rfind("lock entry 'org/img2gray' (commit 111111111111): ", 0), 0u) << cpu;
+}
+
+// pin --lock from a file:// index reads each candidate's METADATA from the
+// wheel the page links; those bytes must be the ones the page hashes.
+TEST_F(PinTest, LockFromAFileIndexRefusesAWheelWhoseBytesAreNotThePages) {
+  const fs::path a = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", kCommitA);
+  auto write_page = [&](const std::string& sha256) {
+    fs::create_directories(dir() / "simple" / "img2gray");
+    const nlohmann::json page{{"meta", {{"api-version", "1.1"}}},
+                              {"name", "img2gray"},
+                              {"files", {{{"filename", a.filename().string()}, {"url", "../../" + a.filename().string()}, {"hashes", {{"sha256", sha256}}}}}}};
+    std::ofstream(dir() / "simple" / "img2gray" / "index.json") << page.dump();
+  };
+  PinRequest req = request(linux_cpython311("2.7.1", "12.6"));
+  req.source = "file://" + (dir() / "simple").string();
+  req.name = "img2gray";
+  req.repo_id = "org/img2gray";
+  req.commit = kCommitA;
+  const std::string other(64, 'e');
+  write_page(other);
+  const std::string e = error_of([&] { pin(req); }, ErrorKind::input);
+  EXPECT_NE(e.find(a.filename().string()), std::string::npos) << e;
+  EXPECT_NE(e.find("the page gives sha256 " + other), std::string::npos) << e;
+  EXPECT_NE(e.find("the served bytes have sha256 " + sha256sum(a)), std::string::npos) << e;
+  write_page(sha256sum(a));
+  EXPECT_EQ(pin(req).requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(a));
+}
+
+// pin --lock over HTTP learns each candidate's Hub commit from its PEP 658
+// .metadata file, which an index serves beside the wheel; a FakeTransport
+// plays the index. What the page says each file hashes to is computed by
+// coreutils' sha256sum.
+class PinOverHttp : public ::testing::Test {
+ protected:
+  static constexpr const char* kPage = "http://index.test/simple/img2gray/";
+  static std::string filename(const std::string& version) { return "img2gray-" + version + "-cp39-abi3-manylinux_2_28_x86_64.whl"; }
+  // Where the page's relative link "../../files/<name>" leads ('+' encoded as kwheel's pages write it).
+  static std::string metadata_url(const std::string& version) {
+    std::string name = filename(version);
+    name.replace(name.find('+'), 1, "%2B");
+    return "http://index.test/files/" + name + ".metadata";
+  }
+  std::string sha256_of(const std::string& text) {
+    const fs::path p = dir_.path() / ("blob-" + std::to_string(blobs_++));
+    std::ofstream(p, std::ios::binary) << text;
+    return sha256sum(p);
+  }
+  // One anchor of a PEP 503 page; `core_metadata` is the attribute's value, if any.
+  static std::string anchor(const std::string& version, const std::optional<std::string>& core_metadata) {
+    std::string href = filename(version);
+    href.replace(href.find('+'), 1, "%2B");
+    return "<a href=\"../../files/" + href + "#sha256=" + std::string(64, 'a') + "\"" +
+           (core_metadata ? " data-core-metadata=\"" + *core_metadata + "\"" : "") + ">" + filename(version) + "</a>\n";
+  }
+  void serve_html(const std::string& anchors) {
+    index_->on(kPage, {{200, "<!DOCTYPE html>\n<html><body>\n" + anchors + "</body></html>\n", {{"content-type", "text/html"}}, "OK"}});
+  }
+  PinRequest request() const {
+    PinRequest r;
+    r.source = "http://index.test/simple";
+    r.name = "img2gray";
+    r.repo_id = "org/img2gray";
+    r.commit = kCommitA;
+    r.target = linux_cpython311("2.7.1", "12.6");
+    r.transport = index_;
+    return r;
+  }
+  bool fetched(const std::string& url) const { return !index_->sent_to(url).empty(); }
+
+  std::shared_ptr<kwheel::testing::FakeTransport> index_ = std::make_shared<kwheel::testing::FakeTransport>();
+
+ private:
+  TempDir dir_{"unit"};
+  int blobs_ = 0;
+};
+
+TEST_F(PinOverHttp, LockRefusesMetadataThatDoesNotHashToThePagesSha256) {
+  // The newer build is from commit B; its .metadata has been swapped for
+  // one claiming the locked commit A. Trusted, it would be pinned as the
+  // locked build.
+  const std::string a = metadata_text("img2gray", "0.1.0+torch2.7.cu126", kCommitA);
+  const std::string b = metadata_text("img2gray", "0.2.0+torch2.7.cu126", kCommitB);
+  const std::string forged = metadata_text("img2gray", "0.2.0+torch2.7.cu126", kCommitA);
+  serve_html(anchor("0.1.0+torch2.7.cu126", "sha256=" + sha256_of(a)) + anchor("0.2.0+torch2.7.cu126", "sha256=" + sha256_of(b)));
+  index_->on(metadata_url("0.1.0+torch2.7.cu126"), {kwheel::testing::ok(a)});
+  index_->on(metadata_url("0.2.0+torch2.7.cu126"), {kwheel::testing::ok(forged)});
+  const std::string e = error_of([&] { pin(request()); }, ErrorKind::input);
+  EXPECT_NE(e.find(filename("0.2.0+torch2.7.cu126") + ".metadata"), std::string::npos) << e;
+  EXPECT_NE(e.find("the page gives sha256 " + sha256_of(b)), std::string::npos) << e;
+  EXPECT_NE(e.find("the served bytes have sha256 " + sha256_of(forged)), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+TEST_F(PinOverHttp, LockTrustsMetadataThatHashesToThePagesSha256InEitherCase) {
+  const std::string a = metadata_text("img2gray", "0.1.0+torch2.7.cu126", kCommitA);
+  const std::string b = metadata_text("img2gray", "0.2.0+torch2.7.cu126", kCommitB);
+  std::string upper = sha256_of(a);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  serve_html(anchor("0.1.0+torch2.7.cu126", "sha256=" + upper) + anchor("0.2.0+torch2.7.cu126", "sha256=" + sha256_of(b)));
+  index_->on(metadata_url("0.1.0+torch2.7.cu126"), {kwheel::testing::ok(a)});
+  index_->on(metadata_url("0.2.0+torch2.7.cu126"), {kwheel::testing::ok(b)});
+  const PinResult r = pin(request());
+  EXPECT_EQ(r.version, "0.1.0+torch2.7.cu126");
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:" + std::string(64, 'a'));
+  const auto& newer = candidate(r, filename("0.2.0+torch2.7.cu126"));
+  ASSERT_TRUE(newer.problem.has_value());
+  EXPECT_NE(newer.problem->find("not the locked 111111111111"), std::string::npos) << *newer.problem;
+}
+
+TEST_F(PinOverHttp, LockReadsNoMetadataThePageGivesNoSha256For) {
+  // PEP 691 JSON this time: metadata offered with no hash, with only a
+  // sha512, and not offered at all. Only the one with a sha256 is fetched.
+  const std::string a = metadata_text("img2gray", "0.1.0+torch2.7.cu126", kCommitA);
+  auto entry = [&](const std::string& version, const nlohmann::json& core_metadata) {
+    nlohmann::json f{{"filename", filename(version)}, {"url", "../../files/" + filename(version)}, {"hashes", {{"sha256", std::string(64, 'a')}}}};
+    if (!core_metadata.is_null()) f["core-metadata"] = core_metadata;
+    return f;
+  };
+  const nlohmann::json page{{"meta", {{"api-version", "1.1"}}},
+                            {"name", "img2gray"},
+                            {"files",
+                             {entry("0.1.0+torch2.7.cu126", {{"sha256", sha256_of(a)}}), entry("0.2.0+torch2.7.cu126", true),
+                              entry("0.3.0+torch2.7.cu126", {{"sha512", std::string(128, 'b')}}), entry("0.4.0+torch2.7.cu126", nullptr)}}};
+  index_->on(kPage, {{200, page.dump(), {{"content-type", "application/vnd.pypi.simple.v1+json"}}, "OK"}});
+  for (const char* v : {"0.1.0+torch2.7.cu126", "0.2.0+torch2.7.cu126", "0.3.0+torch2.7.cu126", "0.4.0+torch2.7.cu126"})
+    index_->on("http://index.test/files/" + filename(v) + ".metadata", {kwheel::testing::ok(a)});
+  const PinResult r = pin(request());
+  EXPECT_EQ(r.version, "0.1.0+torch2.7.cu126");
+  EXPECT_EQ(r.page_format, "json");
+  for (const char* v : {"0.2.0+torch2.7.cu126", "0.3.0+torch2.7.cu126"}) {
+    const auto& c = candidate(r, filename(v));
+    ASSERT_TRUE(c.problem.has_value()) << v;
+    EXPECT_NE(c.problem->find("gives no sha256 for its PEP 658 metadata"), std::string::npos) << *c.problem;
+    EXPECT_FALSE(fetched("http://index.test/files/" + filename(v) + ".metadata")) << v;
+  }
+  const auto& none = candidate(r, filename("0.4.0+torch2.7.cu126"));
+  ASSERT_TRUE(none.problem.has_value());
+  EXPECT_NE(none.problem->find("serves no PEP 658 metadata"), std::string::npos) << *none.problem;
+  EXPECT_FALSE(fetched("http://index.test/files/" + filename("0.4.0+torch2.7.cu126") + ".metadata"));
+  EXPECT_TRUE(fetched("http://index.test/files/" + filename("0.1.0+torch2.7.cu126") + ".metadata"));
 }
 
 TEST(DescribedTarget, TakesMajorMinorAndRefusesOtherText) {

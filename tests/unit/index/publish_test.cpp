@@ -1,9 +1,12 @@
 // publish() against a scripted index (FakeTransport): the form twine sends,
 // Basic auth for the index only, how the index's answers map to results,
-// and retries of uploads.
+// retries of uploads, and --skip-existing comparing the bytes through the
+// index's simple page.
 #include "kwheel/index/publish.hpp"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "fake_transport.hpp"
 #include "kwheel/base/error.hpp"
@@ -35,6 +38,15 @@ class PublishTest : public ::testing::Test {
     repo_.described = "--repository-url " + kIndex;
     options_.transport = index_;
   }
+
+  // The index's PEP 503 page for demo, listing the wheel with `fragment`
+  // ("#sha256=<hex>", or "" for none) after its href.
+  void serve_page(const std::string& url, const std::string& fragment) {
+    index_->on(url, {{200, "<!DOCTYPE html><html><body><a href=\"/packages/demo-1.0-py3-none-any.whl" + fragment + "\">demo-1.0-py3-none-any.whl</a></body></html>",
+                      {{"content-type", "text/html"}}, "OK"}});
+  }
+  // sha256 of the wheel, from coreutils.
+  std::string wheel_sha256() const { return kwheel::testing::sha256sum(wheel_); }
 
   UploadResult publish_one(std::vector<FakeAnswer> answers) {
     index_->on(kIndex, std::move(answers));
@@ -85,17 +97,120 @@ TEST_F(PublishTest, ExistingFileIsSkippedOnlyWhenAsked) {
   EXPECT_EQ(r.message.rfind("demo-1.0-py3-none-any.whl is already on " + kIndex + " (HTTP 409 Conflict: Conflict);", 0), 0u) << r.message;
 
   options_.skip_existing = true;
+  options_.index_url = "https://index.test/simple/";
+  serve_page("https://index.test/simple/demo/", "#sha256=" + wheel_sha256());
   r = publish_one({{400, "File already exists.", {}, "Bad Request"}});  // PyPI's way of saying it
   EXPECT_EQ(r.status, UploadResult::Status::exists);
-  EXPECT_EQ(r.message, "already on the index, skipped");
+  EXPECT_EQ(r.message, "already on the index with the same bytes (sha256 compared on https://index.test/simple/demo/), skipped");
 }
 
 TEST_F(PublishTest, ExistingAfterADroppedAttemptSaysItMayBeOurs) {
   options_.skip_existing = true;
+  options_.index_url = "https://index.test/simple";
+  serve_page("https://index.test/simple/demo/", "#sha256=" + wheel_sha256());
   UploadResult r = publish_one({dropped(), {409, "", {}, "Conflict"}});
   EXPECT_EQ(r.status, UploadResult::Status::exists);
   EXPECT_EQ(r.attempts, 2u);
-  EXPECT_EQ(r.message, "already on the index, skipped (an earlier, interrupted attempt of this run may have stored it)");
+  EXPECT_EQ(r.message,
+            "already on the index with the same bytes (sha256 compared on https://index.test/simple/demo/), skipped (an earlier, interrupted attempt of this "
+            "run may have stored it)");
+}
+
+TEST_F(PublishTest, SkipExistingFailsOnOtherBytesNamingBothHashes) {
+  options_.skip_existing = true;
+  options_.index_url = "https://index.test/simple/";
+  const std::string theirs(64, 'c');
+  serve_page("https://index.test/simple/demo/", "#sha256=" + theirs);
+  UploadResult r = publish_one({{409, "", {}, "Conflict"}});
+  EXPECT_EQ(r.status, UploadResult::Status::failed);
+  EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::input));
+  EXPECT_EQ(r.message, "demo-1.0-py3-none-any.whl is already on " + kIndex + " with other bytes: this file's sha256 is " + wheel_sha256() +
+                           ", the index's is " + theirs + " (https://index.test/simple/demo/); an index keeps published files unchanged: publish a new version");
+}
+
+TEST_F(PublishTest, SkipExistingFailsClosedWhenTheIndexDoesNotSayWhichBytesItHas) {
+  options_.skip_existing = true;
+  options_.index_url = "https://index.test/simple/";
+  struct Case {
+    const char* what;
+    std::function<void()> serve;
+    ErrorKind kind;
+    std::string says;
+  };
+  const std::vector<Case> cases{
+      {"no sha256 fragment", [&] { serve_page("https://index.test/simple/demo/", ""); }, ErrorKind::input,
+       "https://index.test/simple/demo/ lists demo-1.0-py3-none-any.whl with no sha256"},
+      {"another hash only", [&] { serve_page("https://index.test/simple/demo/", "#md5=0123456789abcdef0123456789abcdef"); }, ErrorKind::input,
+       "https://index.test/simple/demo/ lists demo-1.0-py3-none-any.whl with no sha256"},
+      {"not listed",
+       [&] { index_->on("https://index.test/simple/demo/", {{200, "<html><body><a href=\"/p/demo-0.9-py3-none-any.whl#sha256=" + std::string(64, 'd') + "\">x</a></body></html>", {{"content-type", "text/html"}}, "OK"}}); },
+       ErrorKind::not_found, "https://index.test/simple/demo/ does not list demo-1.0-py3-none-any.whl"},
+      {"no page", [&] { index_->on("https://index.test/simple/demo/", {{404, "", {}, "Not Found"}}); }, ErrorKind::not_found,
+       "no project page at https://index.test/simple/demo/ (HTTP 404)"},
+  };
+  for (const auto& c : cases) {
+    c.serve();
+    UploadResult r = publish_one({{409, "", {}, "Conflict"}});
+    EXPECT_EQ(r.status, UploadResult::Status::failed) << c.what;
+    EXPECT_EQ(r.exit_code, static_cast<int>(c.kind)) << c.what;
+    EXPECT_NE(r.message.find("kwheel cannot compare the bytes: " + c.says), std::string::npos) << c.what << ": " << r.message;
+    EXPECT_NE(r.message.find("pass --index-url URL"), std::string::npos) << c.what << ": " << r.message;
+  }
+}
+
+TEST_F(PublishTest, SkipExistingWithoutAKnownSimpleIndexFailsClosedAskingForIt) {
+  // An upload URL of no server kwheel knows (/legacy/ is neither
+  // pypiserver's root nor devpi's /USER/INDEX/): nothing to compare with.
+  options_.skip_existing = true;
+  UploadResult r = publish_one({{409, "", {}, "Conflict"}});
+  EXPECT_EQ(r.status, UploadResult::Status::failed);
+  EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::usage));
+  EXPECT_NE(r.message.find("does not know where this index's simple pages are"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("pass --index-url URL"), std::string::npos) << r.message;
+  EXPECT_EQ(index_->sent.size(), 1u);  // the upload, and no guess
+}
+
+TEST_F(PublishTest, SkipExistingOnDevpiReadsItsJsonPageWithTheUploadCredentials) {
+  const std::string devpi = "https://index.test/alice/dev/";
+  repo_.url = devpi;
+  options_.skip_existing = true;
+  index_->on(devpi, {{409, "", {}, "Conflict"}});
+  const nlohmann::json page{{"meta", {{"api-version", "1.0"}}},
+                            {"name", "demo"},
+                            {"files", {{{"filename", "demo-1.0-py3-none-any.whl"}, {"url", "../../+f/abc/demo-1.0-py3-none-any.whl"}, {"hashes", {{"sha256", wheel_sha256()}}}}}}};
+  index_->on(devpi + "+simple/demo/", {{200, page.dump(), {{"content-type", "application/vnd.pypi.simple.v1+json"}}, "OK"}});
+  std::vector<UploadResult> results = publish({wheel_}, repo_, options_);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status, UploadResult::Status::exists) << results[0].message;
+  const auto got = index_->sent_to(devpi + "+simple/demo/");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(sent_header(got[0], "Authorization"), "Basic dTpwNHNz");
+  EXPECT_NE(sent_header(got[0], "Accept").value_or("").find("application/vnd.pypi.simple.v1+json"), std::string::npos);
+}
+
+TEST_F(PublishTest, SimpleIndexOnAnotherOriginGetsNoCredentials) {
+  options_.skip_existing = true;
+  options_.index_url = "https://pages.test/simple/";
+  serve_page("https://pages.test/simple/demo/", "#sha256=" + wheel_sha256());
+  UploadResult r = publish_one({{409, "", {}, "Conflict"}});
+  EXPECT_EQ(r.status, UploadResult::Status::exists) << r.message;
+  const auto got = index_->sent_to("https://pages.test/simple/demo/");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(sent_header(got[0], "Authorization"), std::nullopt);
+}
+
+TEST_F(PublishTest, IndexUrlWithCredentialsIsRefusedBeforeAnyUpload) {
+  options_.skip_existing = true;
+  options_.index_url = "https://eve:" + kPassword + "-other@index.test/simple/";
+  index_->on(kIndex, {{200, "", {}, "OK"}});
+  try {
+    publish({wheel_}, repo_, options_);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_EQ(std::string(e.what()).find("-other"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(index_->sent.empty());
 }
 
 TEST_F(PublishTest, IdenticalBytesOnDevpiAreNotANewUpload) {
