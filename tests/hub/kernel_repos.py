@@ -184,7 +184,7 @@ def default_kernel_id(name: str, backend: str, files: Mapping[str, bytes]) -> st
 def variant_tree(variant: str, *, layout: Layout, name: str, files: Mapping[str, bytes | str], version: int = 1,
                  backend: str | None = None, python_depends: list[str] | tuple[str, ...] = (),
                  archs: list[str] | None = None, license: str = "Apache-2.0", with_metadata: bool = True,
-                 digest: bool = True, kernel_id: str | None = None, **meta_extra) -> dict[str, bytes]:
+                 digest: bool = True, kernel_id: str | None = None, sign=None, **meta_extra) -> dict[str, bytes]:
     """One variant as {repo path: bytes} (paths start with build/<variant>/).
 
     files:  the Python package's files, {package-relative path: bytes}, e.g. __init__.py, _ops.py,
@@ -193,6 +193,8 @@ def variant_tree(variant: str, *, layout: Layout, name: str, files: Mapping[str,
             as build/<v>/<pkg>/__init__.py, which the digest covers like any other file.
     with_metadata=False writes no metadata.json (the oldest nested variants had none);
     digest=False writes metadata.json without a digest (builds before kernel-builder's `hash`).
+    sign: a function of metadata.json's bytes returning a Sigstore bundle (bytes), written beside it
+          as metadata.json.sigstore, as kernel-builder's signing step does (tests/sigstore/instance.py).
     meta_extra: more `metadata()` keywords (upstream, source, kernels_minver, provenance, ...).
     """
     if layout not in LAYOUTS:
@@ -211,6 +213,8 @@ def variant_tree(variant: str, *, layout: Layout, name: str, files: Mapping[str,
                         license=license, python_depends=python_depends, backend=backend, archs=archs,
                         digest=digest_of_tree(inner) if digest else None, **meta_extra)
         inner["metadata.json"] = metadata_bytes(meta)
+        if sign is not None:
+            inner["metadata.json.sigstore"] = sign(inner["metadata.json"])
     return {f"build/{variant}/{rel}": data for rel, data in sorted(inner.items())}
 
 
