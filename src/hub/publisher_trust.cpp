@@ -52,7 +52,10 @@ TrustDecision check_publisher_trust(HubClient& hub, const TrustPolicy& policy, c
   try {
     trusted = hub.trusted_publisher(d.publisher);
   } catch (const Error& e) {
-    throw Error(e.kind() == ErrorKind::network ? ErrorKind::network : ErrorKind::policy,
+    // A network fault or a refused token stays what it is: the fix is
+    // there, not in trusting the repo.
+    const bool keep = e.kind() == ErrorKind::network || e.kind() == ErrorKind::auth;
+    throw Error(keep ? e.kind() : ErrorKind::policy,
                 "repo '" + repo + "': could not verify whether its publisher '" + d.publisher + "' is trusted (" + e.what() + "); " + opt_ins(repo),
                 Reason::untrusted_publisher);
   }

@@ -45,7 +45,8 @@ void check_trust_policy(const TrustPolicy& policy);
 // The decision for the client's repo, asking the Hub only where no opt-in
 // decides it. A refusal is an Error(policy, Reason::untrusted_publisher)
 // naming the org and both opt-ins; a Hub that cannot answer is refused the
-// same way (Error(network) when the network failed), naming why. `warn`
+// same way, naming why (keeping Error(network) or Error(auth) when the
+// network failed or the token was refused). `warn`
 // hears the offline warning.
 TrustDecision check_publisher_trust(HubClient& hub, const TrustPolicy& policy, const std::function<void(const std::string&)>& warn);
 

@@ -130,3 +130,13 @@ TEST(TrustPolicyCheck, ATrustedRepoMustBeARepoId) {
   p.repos = {"acme/relu"};
   check_trust_policy(p);
 }
+
+TEST_F(PublisherTrust, ARefusedTokenStaysAnAuthenticationError) {
+  kwheel::testing::FakeAnswer refused;
+  refused.status = 401;
+  refused.headers["x-error-message"] = "Invalid credentials in Authorization header";
+  hub_->on(kTrustOverview, {refused});
+  const Error e = refusal();
+  EXPECT_EQ(e.kind(), ErrorKind::auth);
+  EXPECT_NE(std::string(e.what()).find("rejected the token"), std::string::npos) << e.what();
+}
