@@ -128,6 +128,8 @@ namespace {
 // hash to what its page says. Other bytes are a stale or tampered index, an
 // attack on what gets pinned, not a candidate to pass over: the pin fails.
 void check_served_sha256(const std::string& what, const std::string& page_sha256, const std::string& served_sha256) {
+  if (page_sha256.empty())
+    throw Error(ErrorKind::input, "the index page gives no sha256 for " + what + ", so its bytes cannot be trusted; rebuild the index with hashes (kwheel index writes them)");
   if (ascii_lower(page_sha256) == served_sha256) return;
   throw Error(ErrorKind::input, what + " is not what the index page says: the page gives sha256 " + page_sha256 + ", the served bytes have sha256 " +
                                     served_sha256 + "; the index is stale or was tampered with, so nothing is pinned (rebuild the index, or pin from a directory of the wheels)");

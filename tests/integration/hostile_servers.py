@@ -18,6 +18,7 @@ from typing import Callable
 SHA = "0123456789abcdef0123456789abcdef01234567"
 REPO = "org/hostile"
 API = f"/api/kernels/{REPO}"
+OVERVIEW = "/api/organizations/org/overview"  # publisher trust, asked first
 VARIANT = "torch27-cxx11-cpu-x86_64-linux"
 
 Route = Callable[["Handler"], None]
@@ -154,13 +155,15 @@ def wide(n: int = 4_000_000) -> bytes:
 
 
 def hub(**overrides: Route) -> dict[str, Route]:
-    """The routes `kwheel variants org/hostile` takes: refs, then the tree of build/ at SHA."""
-    routes: dict[str, Route] = {f"{API}/refs": refs, f"{API}/tree/{SHA}/build": tree_pages(2, 1),
+    """The routes `kwheel variants org/hostile` takes: the publisher's overview (a trusted one),
+    refs, then the tree of build/ at SHA."""
+    routes: dict[str, Route] = {OVERVIEW: lambda h: h.send_json({"name": "org", "trustedKernelPublisher": True}),
+                                f"{API}/refs": refs, f"{API}/tree/{SHA}/build": tree_pages(2, 1),
                                 f"{API}/revision/{SHA}": lambda h: h.send_json({"sha": SHA}),
                                 f"{API}/commits/{SHA}": lambda h: h.send_json([{"id": SHA}])}
     for name, route in overrides.items():
         routes[{"refs": f"{API}/refs", "tree": f"{API}/tree/{SHA}/build", "revision": f"{API}/revision/{SHA}",
-                "commits": f"{API}/commits/{SHA}"}.get(name, name)] = route
+                "commits": f"{API}/commits/{SHA}", "overview": OVERVIEW}.get(name, name)] = route
     return routes
 
 

@@ -584,7 +584,7 @@ def test_warm_cache_downloads_nothing(hub, ws, clean):
     log = hub.log()
     assert [e for e in log if e["kind"] in ("resolve", "cdn")] == []
     assert hub.downloads() == 0 and warm.json["transfers"]["bytes_downloaded"] == 0
-    assert {e["kind"] for e in log} <= {"refs", "tree"}
+    assert {e["kind"] for e in log} <= {"organizations", "refs", "tree"}  # publisher trust is asked on every run, as kernels does
 
 
 def test_offline_builds_from_cache_with_server_stopped(store, ws, clean_dir):
@@ -708,7 +708,7 @@ def test_version_range_picks_highest_matching_tag(hub, store, ws):
     assert all(v["filename"].startswith("img2gray-0.1.1") and v["version"].split("+")[0] == "0.1.1"
                for v in r.json["variants"])
     # every request after the refs listing names the tag's commit, never the tag
-    after = [e for e in hub.log(listener="hub") if e["kind"] != "refs"]
+    after = [e for e in hub.log(listener="hub") if e["kind"] not in ("organizations", "refs")]  # trust, then refs
     assert after and all(store["shas"][1] in e["path"] for e in after)
 
 
@@ -858,7 +858,9 @@ def test_repo_type_forces_routes_and_cache(hub, ws, clean_dir, repo_type, api, r
     assert (r.json["source"]["repo_type"], r.json["source"]["repo_type_fallback"]) == (repo_type, False)
     assert "kwheel: warning:" not in r.stderr
     H.assert_like_directory_build(r, ws.out, clean_dir, REPO)
-    paths = [e["path"] for e in hub.log(listener="hub")]
+    # the publisher's overview first (it has no repo type), then only that type's routes
+    assert hub.log(listener="hub")[0]["kind"] == "organizations"
+    paths = [e["path"] for e in hub.log(listener="hub")][1:]
     assert paths and all(p.startswith((api, resolve)) for p in paths)
     assert any(p.startswith(resolve) for p in paths)
     assert (ws.cache / f"{cache}--{USER}--img2gray" / "snapshots").is_dir()
@@ -875,6 +877,7 @@ def test_model_only_repo_is_found_as_model_repo_with_a_warning(hub, ws, clean_di
     H.assert_like_directory_build(r, ws.out, clean_dir, MODEL_ONLY)
     # asked as a kernel repo first, then read through the model routes only
     paths = [e["path"] for e in hub.log(listener="hub")]
+    assert paths.pop(0) == "/api/organizations/user/overview"  # publisher trust comes first
     assert paths[0].startswith(f"/api/kernels/{MODEL_ONLY}/")
     assert all(p.startswith((f"/api/models/{MODEL_ONLY}/", f"/{MODEL_ONLY}/resolve/")) for p in paths[1:]), paths
     assert (ws.cache / f"models--{USER}--img2gray-model" / "snapshots").is_dir()

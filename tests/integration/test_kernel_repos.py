@@ -203,7 +203,7 @@ def test_digest_mismatch_is_refused_naming_the_file(hub, store, env, tmp_path):
 
 @pytest.mark.parametrize("case, metadata, expect", [
     ("malformed", b"{", "metadata.json is not valid JSON"),
-    ("wrong type", b'{"name": "my-relu", "version": "1"}', "field 'version' must be a non-negative integer"),
+    ("wrong type", b'{"name": "my-relu", "version": "1"}', "field 'version' must be an integer from 0 to 99999999"),
     ("oversized", b'{"license": "' + b"x" * (1 << 20) + b'"}', "over the 1 MiB limit"),
     ("unknown python-depends", b'{"name": "my-relu", "python-depends": ["numpy"]}', "python-depends names 'numpy'"),
     ("name disagrees", b'{"name": "relu"}', "names the kernel 'relu' but its package directory is 'my_relu/'"),
