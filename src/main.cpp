@@ -15,7 +15,8 @@
 namespace {
 
 constexpr const char* kExitCodes =
-    "Exit codes: 0 ok; 1 internal error; 2 usage; 3 bad input (repo, variant, wheel); 4 network;\n"
+    "Exit codes: 0 ok; 1 internal error; 2 usage; 3 bad input (repo, variant, wheel; a Sigstore bundle that does\n"
+    "not verify); 4 network;\n"
     "5 not found (repo, revision, version); 6 authentication/authorisation; 7 local I/O (disk full,\n"
     "permissions); 8 validation failed; 9 policy refused it (platform evidence, untrusted publisher).";
 
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   kwheel::cli::register_publish(app, out, exit_code);
   kwheel::cli::register_index(app, out, exit_code);
   kwheel::cli::register_pin(app, out, exit_code);
+  kwheel::cli::register_verify(app, out, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -39,6 +39,7 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code);
 void register_publish(CLI::App& app, Output& out, int& exit_code);
 void register_index(CLI::App& app, Output& out, int& exit_code);
 void register_pin(CLI::App& app, Output& out, int& exit_code);
+void register_verify(CLI::App& app, Output& out, int& exit_code);
 
 // Wheel files named on the command line: files as given (each must be a
 // *.whl), directories expanded to their *.whl files (sorted, hidden ones

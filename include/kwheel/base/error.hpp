@@ -30,6 +30,7 @@ enum class Reason {
   revision_not_found,  // a branch, tag, commit or version that is not there
   entry_not_found,     // a path that is not in the repo at that commit
   untrusted_publisher, // the Hub does not mark the repo's org trustedKernelPublisher, and no opt-in covers it
+  unsupported_bundle,  // a Sigstore bundle kwheel does not verify yet (a DSSE envelope, a managed key): not proof of forgery
 };
 
 class Error : public std::runtime_error {

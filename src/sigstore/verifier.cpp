@@ -1,0 +1,127 @@
+#include "kwheel/sigstore/verifier.hpp"
+
+#include <algorithm>
+
+#include "kwheel/base/enum_name.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/sigstore/certificate.hpp"
+#include "kwheel/sigstore/public_key.hpp"
+#include "kwheel/sigstore/rekor_entry.hpp"
+#include "kwheel/sigstore/sct.hpp"
+#include "kwheel/sigstore/timestamp.hpp"
+
+namespace kwheel::sigstore {
+
+namespace {
+
+// Runs one check: a kwheel::Error from it becomes that check's refusal.
+template <class F>
+auto run_check(Check check, const std::string& what, F&& f) {
+  try {
+    return f();
+  } catch (const VerificationError&) {
+    throw;
+  } catch (const Error& e) {
+    throw VerificationError(check, what, e.what(), e.reason());
+  }
+}
+
+// sigstore-python's _establish_time: every TSA time that verifies, and the
+// log's integrated time when an inclusion promise vouches for it.
+std::vector<std::int64_t> establish_time(const Bundle& b, const TrustedRoot& root, std::int64_t now) {
+  std::vector<std::int64_t> times;
+  if (!b.timestamps.empty()) {
+    if (root.timestamp_authorities.empty())
+      throw Error(ErrorKind::input, "the bundle carries signed timestamps but the trusted root names no timestamp authority");
+    times = verify_timestamps(b.timestamps, b.message_signature->signature, root, now);
+  }
+  const TlogEntry& e = b.entry;
+  if (e.integrated_time && e.signed_entry_timestamp) {
+    if (e.version != "0.0.1" || (e.kind != "hashedrekord" && e.kind != "dsse"))
+      throw Error(ErrorKind::input, "an integrated time is only meaningful for hashedrekord and dsse 0.0.1 entries");
+    times.push_back(*e.integrated_time);
+  }
+  if (times.empty()) throw Error(ErrorKind::input, "no signed timestamp or inclusion promise verifies: nothing establishes when it was signed");
+  return times;
+}
+
+std::string match_identity(X509* cert, const IdentityPolicy& policy, VerificationResult& r) {
+  const CertificateIdentity id = certificate_identity(cert);
+  const auto issuer = id.issuer();
+  if (!issuer) throw Error(ErrorKind::input, "the certificate records no OIDC issuer");
+  if (*issuer != policy.issuer)
+    throw Error(ErrorKind::input, "the certificate's OIDC issuer is '" + printable(*issuer) + "', not '" + policy.issuer + "'");
+  if (std::ranges::find(id.sans, policy.identity) == id.sans.end())
+    throw Error(ErrorKind::input, "the certificate's identities (" + printable(join(id.sans, ", ")) + ") do not include '" + policy.identity + "'");
+  r.issuer = *issuer;
+  r.build_signer_uri = id.build_signer_uri;
+  r.source_repository_uri = id.source_repository_uri;
+  return policy.identity;
+}
+
+}  // namespace
+
+std::string_view to_string(Check c) {
+  static constexpr EnumName<Check> names[] = {
+      {Check::bundle, "bundle"},
+      {Check::established_time, "established time"},
+      {Check::certificate_chain, "certificate chain"},
+      {Check::sct, "signed certificate timestamp"},
+      {Check::key_usage, "key usage"},
+      {Check::identity, "identity"},
+      {Check::log_entry, "log entry"},
+      {Check::certificate_validity, "certificate validity"},
+      {Check::artifact_digest, "artifact digest"},
+      {Check::signature, "signature"},
+      {Check::log_body, "log body"},
+  };
+  return enum_name(c, names);
+}
+
+VerificationResult verify_bundle(const Bundle& b, std::span<const unsigned char> digest, const IdentityPolicy& policy, const TrustedRoot& root,
+                                 const std::string& what, std::int64_t now) {
+  if (b.dsse || !b.message_signature)
+    throw VerificationError(Check::bundle, what, "DSSE envelopes are not verified yet; kwheel verifies message signatures",
+                            Reason::unsupported_bundle);
+  X509* cert = b.certificate.get();
+  VerificationResult r;
+  const auto times = run_check(Check::established_time, what, [&] { return establish_time(b, root, now); });
+  std::vector<X509Ptr> chain;
+  for (std::int64_t t : times) chain = run_check(Check::certificate_chain, what, [&] { return verify_chain_at(cert, root, t); });
+  run_check(Check::sct, what, [&] { verify_embedded_sct(cert, chain, root); });
+  run_check(Check::key_usage, what, [&] { check_code_signing_usage(cert); });
+  r.identity = run_check(Check::identity, what, [&] { return match_identity(cert, policy, r); });
+  run_check(Check::log_entry, what, [&] { verify_log_entry(b.entry, root, times); });
+  run_check(Check::certificate_validity, what, [&] {
+    for (std::int64_t t : times)
+      if (t < not_before(cert) || t > not_after(cert))
+        throw Error(ErrorKind::input, "the certificate was not valid at " + format_rfc3339(t) + " (valid " + format_rfc3339(not_before(cert)) +
+                                          " to " + format_rfc3339(not_after(cert)) + ")");
+  });
+  const MessageSignature& ms = *b.message_signature;
+  run_check(Check::artifact_digest, what, [&] {
+    if (digest.size() != 32) throw Error(ErrorKind::input, "the artifact digest is not SHA-256");
+    if (ms.sha256 && !std::ranges::equal(*ms.sha256, digest))
+      throw Error(ErrorKind::input, "the bundle's message digest is not the artifact's SHA-256");
+  });
+  run_check(Check::signature, what, [&] {
+    if (!verify_prehashed(X509_get0_pubkey(cert), EVP_sha256(), ms.signature, digest))
+      throw Error(ErrorKind::input, "the signature does not verify over the artifact with the certificate's key");
+  });
+  run_check(Check::log_body, what, [&] { verify_entry_body(b.entry, cert, ms.signature, digest); });
+  r.log_index = b.entry.log_index;
+  r.log_entry_kind = b.entry.kind + " " + b.entry.version;
+  r.integrated_time = b.entry.integrated_time;
+  for (std::int64_t t : times)
+    if (!b.entry.integrated_time || t != *b.entry.integrated_time || !b.entry.signed_entry_timestamp) r.timestamps.push_back(t);
+  r.established_time = *std::min_element(times.begin(), times.end());
+  return r;
+}
+
+VerificationResult verify_bundle_text(std::string_view text, std::span<const unsigned char> digest, const IdentityPolicy& policy,
+                                      const TrustedRoot& root, const std::string& what, std::int64_t now) {
+  const Bundle b = run_check(Check::bundle, what, [&] { return parse_bundle(text, what); });
+  return verify_bundle(b, digest, policy, root, what, now);
+}
+
+}  // namespace kwheel::sigstore
