@@ -103,8 +103,9 @@ void register_verify(CLI::App& app, Output& out, int& exit_code) {
     const Bytes digest = artifact_digest(args->artifact);
     const std::string text = read_small_file(args->bundle, "the bundle");
     const std::string what = fs::path(args->bundle).filename().string();
+    const SignerPolicy signer = SignerPolicy::identity(args->identity, args->issuer);
     const VerificationResult r =
-        verify_bundle_text(text, digest, IdentityPolicy{args->identity, args->issuer}, root, what, static_cast<std::int64_t>(std::time(nullptr)));
+        verify_bundle_text(text, digest, &signer, root, what, static_cast<std::int64_t>(std::time(nullptr)));
     if (out.json) {
       out.emit_json(to_json(r));
     } else if (!out.quiet) {

@@ -45,18 +45,20 @@ std::vector<std::int64_t> establish_time(const Bundle& b, const TrustedRoot& roo
   return times;
 }
 
-std::string match_identity(X509* cert, const IdentityPolicy& policy, VerificationResult& r) {
-  const CertificateIdentity id = certificate_identity(cert);
-  const auto issuer = id.issuer();
+// The signer, and the name the policy knows it by.
+std::string match_identity(X509* cert, const SignerPolicy* policy, VerificationResult& r) {
+  r.signer = certificate_identity(cert);
+  const auto issuer = r.signer.issuer();
   if (!issuer) throw Error(ErrorKind::input, "the certificate records no OIDC issuer");
-  if (*issuer != policy.issuer)
-    throw Error(ErrorKind::input, "the certificate's OIDC issuer is '" + printable(*issuer) + "', not '" + policy.issuer + "'");
-  if (std::ranges::find(id.sans, policy.identity) == id.sans.end())
-    throw Error(ErrorKind::input, "the certificate's identities (" + printable(join(id.sans, ", ")) + ") do not include '" + policy.identity + "'");
   r.issuer = *issuer;
-  r.build_signer_uri = id.build_signer_uri;
-  r.source_repository_uri = id.source_repository_uri;
-  return policy.identity;
+  r.build_signer_uri = r.signer.build_signer_uri;
+  r.source_repository_uri = r.signer.source_repository_uri;
+  if (!policy) return r.signer.sans.empty() ? std::string() : r.signer.sans.front();
+  const auto rule = policy->match(r.signer);
+  if (!rule)
+    throw Error(ErrorKind::input, "the certificate names " + printable(join(r.signer.sans, ", ")) + " (issuer " + printable(*issuer) +
+                                      "), which is not a trusted signer: " + policy->describe());
+  return rule->identity ? *rule->identity : *r.signer.build_signer_uri;
 }
 
 }  // namespace
@@ -78,7 +80,7 @@ std::string_view to_string(Check c) {
   return enum_name(c, names);
 }
 
-VerificationResult verify_bundle(const Bundle& b, std::span<const unsigned char> digest, const IdentityPolicy& policy, const TrustedRoot& root,
+VerificationResult verify_bundle(const Bundle& b, std::span<const unsigned char> digest, const SignerPolicy* policy, const TrustedRoot& root,
                                  const std::string& what, std::int64_t now) {
   if (b.dsse || !b.message_signature)
     throw VerificationError(Check::bundle, what, "DSSE envelopes are not verified yet; kwheel verifies message signatures",
@@ -118,7 +120,7 @@ VerificationResult verify_bundle(const Bundle& b, std::span<const unsigned char>
   return r;
 }
 
-VerificationResult verify_bundle_text(std::string_view text, std::span<const unsigned char> digest, const IdentityPolicy& policy,
+VerificationResult verify_bundle_text(std::string_view text, std::span<const unsigned char> digest, const SignerPolicy* policy,
                                       const TrustedRoot& root, const std::string& what, std::int64_t now) {
   const Bundle b = run_check(Check::bundle, what, [&] { return parse_bundle(text, what); });
   return verify_bundle(b, digest, policy, root, what, now);

@@ -12,6 +12,8 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/sigstore/bundle.hpp"
+#include "kwheel/sigstore/certificate.hpp"
+#include "kwheel/sigstore/signer_policy.hpp"
 #include "kwheel/sigstore/trusted_root.hpp"
 
 namespace kwheel::sigstore {
@@ -45,15 +47,9 @@ class VerificationError : public Error {
   Check check_;
 };
 
-// Who must have signed: the certificate's SAN (email, URI) and the OIDC
-// issuer Fulcio recorded.
-struct IdentityPolicy {
-  std::string identity;
-  std::string issuer;
-};
-
 struct VerificationResult {
-  std::string identity;  // the SAN that matched
+  CertificateIdentity signer;  // everything the certificate says of who signed
+  std::string identity;        // the SAN or workflow the policy matched (no policy: the first SAN)
   std::string issuer;
   std::optional<std::string> build_signer_uri;
   std::optional<std::string> source_repository_uri;
@@ -65,14 +61,17 @@ struct VerificationResult {
 };
 
 // Verifies `bundle` over an artifact whose SHA-256 is `artifact_sha256`,
-// signed by `policy`'s identity, against `root`, at wall-clock `now`
+// signed by a signer `policy` allows, against `root`, at wall-clock `now`
 // (seconds; TSAs not yet valid at `now` are not trusted). `what` names the
-// bundle in messages. Throws VerificationError.
-VerificationResult verify_bundle(const Bundle& bundle, std::span<const unsigned char> artifact_sha256, const IdentityPolicy& policy,
+// bundle in messages. Throws VerificationError. A null `policy` checks
+// every step but whose signature it is: the caller holds the result's
+// signer to its own rules (a build counts another signer's valid bundle as
+// unsigned, and names the signer).
+VerificationResult verify_bundle(const Bundle& bundle, std::span<const unsigned char> artifact_sha256, const SignerPolicy* policy,
                                  const TrustedRoot& root, const std::string& what, std::int64_t now);
 
 // Parses then verifies; a parse failure is Check::bundle.
 VerificationResult verify_bundle_text(std::string_view bundle_json, std::span<const unsigned char> artifact_sha256,
-                                      const IdentityPolicy& policy, const TrustedRoot& root, const std::string& what, std::int64_t now);
+                                      const SignerPolicy* policy, const TrustedRoot& root, const std::string& what, std::int64_t now);
 
 }  // namespace kwheel::sigstore

@@ -46,7 +46,8 @@ inline std::int64_t now() { return static_cast<std::int64_t>(std::time(nullptr))
 
 // Verifies `text` as case `name`'s bundle over a.txt with the defaults.
 inline sigstore::VerificationResult verify_as(const std::string& name, const std::string& text) {
-  return sigstore::verify_bundle_text(text, artifact_digest(), {kIdentity, kIssuer}, root_for(name), "bundle.sigstore.json", now());
+  const sigstore::SignerPolicy expected = sigstore::SignerPolicy::identity(kIdentity, kIssuer);
+  return sigstore::verify_bundle_text(text, artifact_digest(), &expected, root_for(name), "bundle.sigstore.json", now());
 }
 
 // The check that refuses `text` (as case `name`'s bundle), or nullopt.

@@ -99,10 +99,10 @@ TEST(SigstoreVerifier, UnknownMediaTypeIsRefusedByBundle) {
 
 TEST(SigstoreVerifier, WrongIdentityOrIssuerIsRefusedByIdentity) {
   const std::string text = bundle_text("happy-path-v0.3");
-  for (const IdentityPolicy& p : {IdentityPolicy{"https://example.com/other", kIssuer}, IdentityPolicy{kIdentity, "https://accounts.google.com"}}) {
+  for (const SignerPolicy& p : {SignerPolicy::identity("https://example.com/other", kIssuer), SignerPolicy::identity(kIdentity, "https://accounts.google.com")}) {
     try {
-      verify_bundle_text(text, artifact_digest(), p, root_for("happy-path-v0.3"), "b", now());
-      ADD_FAILURE() << "verified with " << p.identity << " " << p.issuer;
+      verify_bundle_text(text, artifact_digest(), &p, root_for("happy-path-v0.3"), "b", now());
+      ADD_FAILURE() << "verified with " << p.describe();
     } catch (const VerificationError& e) {
       EXPECT_EQ(e.check(), Check::identity) << e.what();
       EXPECT_EQ(e.kind(), ErrorKind::input);
@@ -112,7 +112,8 @@ TEST(SigstoreVerifier, WrongIdentityOrIssuerIsRefusedByIdentity) {
 
 TEST(SigstoreVerifier, OtherArtifactIsRefusedByDigest) {
   try {
-    verify_bundle_text(bundle_text("happy-path-v0.3"), sha256(std::string_view("not a.txt")), {kIdentity, kIssuer},
+    const SignerPolicy expected = SignerPolicy::identity(kIdentity, kIssuer);
+    verify_bundle_text(bundle_text("happy-path-v0.3"), sha256(std::string_view("not a.txt")), &expected,
                        root_for("happy-path-v0.3"), "b", now());
     ADD_FAILURE() << "verified another artifact";
   } catch (const VerificationError& e) {
