@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/build/reuse_state.hpp"
 #include "kwheel/base/scratch_owner.hpp"
+#include "kwheel/base/small_file.hpp"
 #include "kwheel/base/work_pool.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
 #include "kwheel/wheel/deflate.hpp"
@@ -302,10 +304,29 @@ const char* status_name(VariantResult::Status s) {
 
 namespace {
 
-std::optional<KernelMetadata> variant_metadata(const VariantInput& input) {
-  const RepoFile* f = find_metadata(input);
-  if (!f) return std::nullopt;
-  return read_kernel_metadata(f->source, "variant '" + input.name + "'");
+// A bundle is a few KiB (a certificate, a signature, a log entry, maybe
+// timestamps); anything near this is not one.
+constexpr uint64_t kMaxSignatureBytes = 1 << 20;
+
+const RepoFile* find_signature(const VariantInput& input) {
+  for (const auto& f : input.files)
+    if (f.path == kSignatureFile) return &f;
+  return nullptr;
+}
+
+// metadata.json, parsed only after its signature verified over the very
+// bytes parsed (kernels' rule: never parse unverified metadata).
+void read_signed_metadata(const VariantInput& input, const BuildOptions& o, PlannedWheel& plan) {
+  const std::string where = "variant '" + input.name + "'";
+  const RepoFile* md = find_metadata(input);
+  const RepoFile* sig = find_signature(input);
+  if (sig && !md)
+    throw Error(ErrorKind::input, where + " has " + kSignatureFile + " but no metadata.json for it to sign; rebuild the kernel with a current kernel-builder");
+  const std::string text = md ? read_kernel_metadata_text(md->source, where) : std::string();
+  std::optional<std::string> bundle;
+  if (sig) bundle = read_small_file(sig->source, kMaxSignatureBytes, where + ": " + kSignatureFile);
+  plan.signature = check_metadata_signature(text, bundle, o.signatures, where + ": " + kSignatureFile, std::time(nullptr));
+  if (md) plan.metadata = parse_kernel_metadata(text, where);
 }
 
 // docs/wheel-naming.md: a fixed version as given; an integer-versioned
@@ -381,7 +402,7 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   if (input.files.empty()) throw fail("the variant directory is empty; rebuild or remove it");
 
   PlannedWheel plan;
-  plan.metadata = variant_metadata(input);
+  read_signed_metadata(input, o, plan);
   if (plan.metadata && plan.metadata->digest) check_digest_files(*plan.metadata->digest, input);
   const VariantLayout layout = lay_out_variant(input, plan.metadata ? &*plan.metadata : nullptr, o.name, o.fallback_name);
   plan.layout = layout.kind;
@@ -466,6 +487,7 @@ void stage_variant(const VariantInput& input, const BuildOptions& o, StagedBuild
     r.dist_name = plan.dist_name;
     r.layout = layout_name(plan.layout);
     r.metadata = plan.metadata;
+    r.signature = plan.signature;
     r.ignored = plan.ignored;
     r.platform = plan.platform;
     r.gpu = plan.gpu;
@@ -587,6 +609,8 @@ nlohmann::json to_json(const VariantResult& r) {
     j["name"] = r.dist_name;
     j["layout"] = r.layout;
     if (r.metadata) j["kernel"] = to_json(*r.metadata);
+    j["signed"] = r.signature.signed_by_trusted();
+    j["signature"] = r.signature.to_json();
     j["tags"] = r.tags.expanded();
     j["requires_dist"] = r.tags.requires_dist;
     j["reused"] = r.reused;

@@ -87,6 +87,19 @@ void warn_unprefixed_depends(const KernelBuild& kb, const Feedback& feedback) {
     }
 }
 
+// kernels verify-signature would refuse these; a build says so for each.
+void warn_unsigned(const KernelBuild& kb, const Feedback& feedback) {
+  for (const auto& v : kb.staged.report.variants) {
+    if (v.status != VariantResult::Status::built || v.signature.signed_by_trusted()) continue;
+    if (v.signature.result)
+      feedback.warn("variant '" + v.variant + "' of " + kb.source.location + " is signed by " + sigstore::describe(v.signature.result->signer) +
+                    ", who is not a trusted signer: counted as unsigned (trust it with --trusted-signer, or refuse it with --require-signature)");
+    else
+      feedback.warn("variant '" + v.variant + "' of " + kb.source.location + " is unsigned (no " + kSignatureFile +
+                    "): nothing vouches for who built it (refuse such variants with --require-signature)");
+  }
+}
+
 std::unique_ptr<KernelBuild> stage_kernel(const Target& t, const PipelineRequest& r, const Feedback& feedback) {
   SourceRequest sa = t.source;
   if (r.options.jobs) sa.jobs = r.options.jobs;
@@ -113,6 +126,7 @@ std::unique_ptr<KernelBuild> stage_target(const Target& t, const PipelineRequest
     auto kb = stage_kernel(t, r, feedback);
     warn_version_mismatch(*kb, feedback);
     warn_unprefixed_depends(*kb, feedback);
+    warn_unsigned(*kb, feedback);
     return kb;
   } catch (const Error& e) {
     if (t.label.empty()) throw;

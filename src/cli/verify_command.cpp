@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "kwheel/base/small_file.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/sigstore/codec.hpp"
@@ -30,17 +31,6 @@ struct VerifyArgs {
 // Bundles and roots are small; a larger file is refused before it is read.
 constexpr std::uintmax_t kMaxInputFile = 16 << 20;
 
-std::string read_small_file(const std::string& path, const char* what) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw Error(ErrorKind::not_found, std::string(what) + " '" + path + "' is not a file");
-  if (fs::file_size(path, ec) > kMaxInputFile) throw Error(ErrorKind::input, std::string(what) + " '" + path + "' is larger than 16 MiB");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof()) throw Error(ErrorKind::io, "cannot read " + std::string(what) + " '" + path + "'");
-  return s.str();
-}
-
 // The conformance protocol's FILE_OR_DIGEST: "sha256:" and 64 hex digits
 // that is not a path on disk is a digest; anything else is a file.
 Bytes artifact_digest(const std::string& arg) {
@@ -56,20 +46,6 @@ Bytes artifact_digest(const std::string& arg) {
   return file_digest(arg, DigestAlgorithm::sha256);
 }
 
-nlohmann::json to_json(const VerificationResult& r) {
-  nlohmann::json j{{"ok", true},
-                   {"identity", r.identity},
-                   {"issuer", r.issuer},
-                   {"log_index", r.log_index},
-                   {"log_entry", r.log_entry_kind},
-                   {"established_time", format_rfc3339(r.established_time)}};
-  j["integrated_time"] = r.integrated_time ? nlohmann::json(format_rfc3339(*r.integrated_time)) : nlohmann::json(nullptr);
-  j["timestamps"] = nlohmann::json::array();
-  for (auto t : r.timestamps) j["timestamps"].push_back(format_rfc3339(t));
-  j["build_signer_uri"] = r.build_signer_uri ? nlohmann::json(*r.build_signer_uri) : nlohmann::json(nullptr);
-  j["source_repository_uri"] = r.source_repository_uri ? nlohmann::json(*r.source_repository_uri) : nlohmann::json(nullptr);
-  return j;
-}
 
 }  // namespace
 
@@ -99,9 +75,9 @@ void register_verify(CLI::App& app, Output& out, int& exit_code) {
                   Reason::unsupported_bundle);
     const TrustedRoot root = args->trusted_root.empty()
                                  ? embedded_trusted_root(args->staging)
-                                 : parse_trusted_root(read_small_file(args->trusted_root, "the trusted root"), "the trusted root '" + args->trusted_root + "'");
+                                 : parse_trusted_root(read_small_file(args->trusted_root, kMaxInputFile, "the trusted root"), "the trusted root '" + args->trusted_root + "'");
     const Bytes digest = artifact_digest(args->artifact);
-    const std::string text = read_small_file(args->bundle, "the bundle");
+    const std::string text = read_small_file(args->bundle, kMaxInputFile, "the bundle");
     const std::string what = fs::path(args->bundle).filename().string();
     const SignerPolicy signer = SignerPolicy::identity(args->identity, args->issuer);
     const VerificationResult r =

@@ -93,9 +93,11 @@ VariantLayout nested(const VariantInput& v, const KernelMetadata* md, const std:
   for (const auto& f : v.files) package_has_metadata |= f.path == prefix + "metadata.json";
   for (const auto& f : v.files) {
     if (f.path.starts_with(prefix) && !is_bytecode(f.path)) out.members.push_back({f.path, &f});
-    // The variant's metadata.json travels inside the package, where a tool
-    // reading site-packages finds it (flat layouts put it there anyway).
-    else if (f.path == "metadata.json" && !package_has_metadata) out.members.push_back({prefix + "metadata.json", &f});
+    // The variant's metadata.json and its signature travel inside the
+    // package, where a tool reading site-packages finds and re-verifies them
+    // (flat layouts put them there anyway).
+    else if ((f.path == "metadata.json" || f.path == "metadata.json.sigstore") && !package_has_metadata)
+      out.members.push_back({prefix + f.path, &f});
     else out.left_out.push_back(f.path);
   }
   return out;

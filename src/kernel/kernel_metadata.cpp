@@ -7,6 +7,7 @@
 
 #include "kwheel/base/embedded_data.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/small_file.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/hf_config.hpp"
 #include "kwheel/packaging/pep440.hpp"
@@ -229,15 +230,11 @@ KernelMetadata parse_kernel_metadata(std::string_view text, const std::string& w
 }
 
 KernelMetadata read_kernel_metadata(const fs::path& file, const std::string& where) {
-  std::error_code ec;
-  const auto size = fs::file_size(file, ec);
-  if (ec) throw Error(ErrorKind::io, where + ": cannot read metadata.json: " + ec.message());
-  if (size > kMaxKernelMetadataBytes)
-    throw Error(ErrorKind::input, where + ": metadata.json is " + std::to_string(size) + " bytes, over the 1 MiB limit; rebuild the kernel with a current kernel-builder");
-  std::ifstream in(file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) throw Error(ErrorKind::io, where + ": cannot read metadata.json");
-  return parse_kernel_metadata(text, where);
+  return parse_kernel_metadata(read_kernel_metadata_text(file, where), where);
+}
+
+std::string read_kernel_metadata_text(const fs::path& file, const std::string& where) {
+  return read_small_file(file, kMaxKernelMetadataBytes, where + ": metadata.json", "rebuild the kernel with a current kernel-builder");
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "kwheel/sigstore/verifier.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 #include "kwheel/base/enum_name.hpp"
@@ -124,6 +126,21 @@ VerificationResult verify_bundle_text(std::string_view text, std::span<const uns
                                       const TrustedRoot& root, const std::string& what, std::int64_t now) {
   const Bundle b = run_check(Check::bundle, what, [&] { return parse_bundle(text, what); });
   return verify_bundle(b, digest, policy, root, what, now);
+}
+
+nlohmann::json to_json(const VerificationResult& r) {
+  nlohmann::json j{{"ok", true},
+                   {"identity", r.identity},
+                   {"issuer", r.issuer},
+                   {"log_index", r.log_index},
+                   {"log_entry", r.log_entry_kind},
+                   {"established_time", format_rfc3339(r.established_time)}};
+  j["integrated_time"] = r.integrated_time ? nlohmann::json(format_rfc3339(*r.integrated_time)) : nlohmann::json(nullptr);
+  j["timestamps"] = nlohmann::json::array();
+  for (auto t : r.timestamps) j["timestamps"].push_back(format_rfc3339(t));
+  j["build_signer_uri"] = r.build_signer_uri ? nlohmann::json(*r.build_signer_uri) : nlohmann::json(nullptr);
+  j["source_repository_uri"] = r.source_repository_uri ? nlohmann::json(*r.source_repository_uri) : nlohmann::json(nullptr);
+  return j;
 }
 
 }  // namespace kwheel::sigstore

@@ -14,6 +14,7 @@
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/kernel/kernel_layout.hpp"
 #include "kwheel/kernel/kernel_metadata.hpp"
+#include "kwheel/kernel/kernel_signature.hpp"
 #include "kwheel/evidence/macos_tag.hpp"
 #include "kwheel/evidence/manylinux.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
@@ -47,6 +48,7 @@ struct BuildOptions {
   std::optional<uint64_t> build_number;     // commits in the history of the commit built
   std::optional<uint64_t> branch_version;   // N of the vN branch the commit was reached by
   SourceRecord source;
+  SignatureOptions signatures;      // whose signatures count, and whether one is required
   TagOptions tags;
   WriteOptions write;
   std::filesystem::path out_dir = "dist";
@@ -84,6 +86,7 @@ struct VariantResult {
   std::optional<ManylinuxReport> platform;  // linux variants: the manylinux evidence and decision
   GpuEvidence gpu;                  // the GPU code its objects carry, audited against backend.archs
   std::optional<MacosReport> macos; // darwin variants: why the macOS tag is what it is
+  SignatureVerdict signature;       // metadata.json.sigstore, verified before metadata.json was read
   bool reused = false;              // an up-to-date wheel in out_dir was kept
 };
 
@@ -125,6 +128,7 @@ struct PlannedWheel {
   std::string package;
   VariantLayoutKind layout = VariantLayoutKind::nested;
   std::optional<KernelMetadata> metadata;
+  SignatureVerdict signature;
   std::vector<std::string> ignored;
   std::map<std::string, std::string> member_sources;  // archive path -> variant-relative path
   std::optional<ManylinuxReport> platform;  // linux variants: why the platform tag is what it is

@@ -56,6 +56,9 @@ struct KernelMetadata {
 KernelMetadata parse_kernel_metadata(std::string_view json, const std::string& where);
 // Reads and parses a file, refusing one over kMaxKernelMetadataBytes.
 KernelMetadata read_kernel_metadata(const std::filesystem::path& file, const std::string& where);
+// Its bytes alone, with the same bound: a signature is checked over the
+// very bytes that are then parsed.
+std::string read_kernel_metadata_text(const std::filesystem::path& file, const std::string& where);
 
 // What --json reports of it: name, id, version, license, backend, archs,
 // dependencies and whether it carries a digest (not the digest itself).

@@ -5,6 +5,7 @@
 // which check refused the bundle and why, and carries the check for
 // callers that decide on it.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,10 @@ struct VerificationResult {
 // unsigned, and names the signer).
 VerificationResult verify_bundle(const Bundle& bundle, std::span<const unsigned char> artifact_sha256, const SignerPolicy* policy,
                                  const TrustedRoot& root, const std::string& what, std::int64_t now);
+
+// What --json reports of a verified bundle: the signer, its issuer, the
+// log entry and the times that verified ("ok": true).
+nlohmann::json to_json(const VerificationResult& result);
 
 // Parses then verifies; a parse failure is Check::bundle.
 VerificationResult verify_bundle_text(std::string_view bundle_json, std::span<const unsigned char> artifact_sha256,
