@@ -19,6 +19,10 @@ v0.1/v0.2 `x509CertificateChain` and v0.3 `certificate` shapes). A bundle that l
 part (Rekor v2 has no SET and no integrated time; some bundles have no checkpoint) is
 skipped with the reason in the skip message, never silently dropped.
 
+Besides the eight parts issue 31 names (signature, certificate, proof hash, checkpoint, SET,
+integrated time, body, media type), chain-with-root adds the Fulcio root to a v0.1/v0.2 chain:
+the one place kwheel is meant to be stricter than sigstore-python on a real bundle.
+
 Where kwheel is deliberately stricter than sigstore-python, the pair is listed in
 EXPECTED_DIFFERENCES with the reason, and the test asserts that exact difference (so it
 fails if the difference goes away or changes sides).
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cryptography import x509
 from sigstore.models import Bundle, TrustedRoot
 from sigstore.verify import Verifier, policy
 
@@ -84,6 +89,14 @@ EXPECTED_DIFFERENCES: dict[tuple[str, str], tuple[bool, bool, str]] = {
     # (Every mutation of this bundle is refused by both, sigstore-python for this reason too,
     # so on those pairs its verdict confirms only that kwheel refuses.)
     ("trust-root-tsa-validity-end-inclusive", "none"): (True, False, "TSA validity end is inclusive (closed TimeRange)"),
+    # A v0.1/v0.2 chain that carries the Fulcio root. protobuf-specs' client policy says the
+    # chain MUST NOT include a root CA, and sigstore-conformance's bundle-with-root-cert_fail
+    # expects a refusal; kwheel refuses (a root shipped in the bundle invites trusting it).
+    # sigstore-python 4.5.1 only logs a warning ("this bundle contains a root CA, making it
+    # subject to misuse", models.py, Bundle._verify) because old bundles did this, and
+    # verifies. kwheel is deliberately stricter.
+    **{(name, "chain-with-root"): (False, True, "kwheel refuses a bundle chain that carries a root CA")
+       for name in ("happy-path-v0.1", "happy-path-v0.2", "trust-root-tlog-validity-end-inclusive")},
 }
 
 
@@ -179,12 +192,29 @@ def _body(b: dict) -> None:
     entry["canonicalizedBody"] = base64.b64encode(si.canonical_json(body)).decode()
 
 
+def _chain_with_root(b: dict, root: dict) -> None:
+    vm = b["verificationMaterial"]
+    if "x509CertificateChain" not in vm:
+        raise Absent("a v0.3 bundle carries one certificate, no chain")
+    leaf = x509.load_der_x509_certificate(base64.b64decode(vm["x509CertificateChain"]["certificates"][0]["rawBytes"]))
+    for ca in root["certificateAuthorities"]:
+        certs = ca["certChain"]["certificates"]
+        if x509.load_der_x509_certificate(base64.b64decode(certs[0]["rawBytes"])).subject == leaf.issuer:
+            # The leaf's own Fulcio intermediate and root, as an old client that shipped the
+            # whole chain would have: the leaf still chains to the trusted root.
+            vm["x509CertificateChain"]["certificates"] += certs
+            return
+    raise Absent("no Fulcio CA in the trusted root issued the leaf")
+
+
 def _media_type(b: dict) -> None:
     old_style = ";version=" in b["mediaType"]
     b["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.9" if old_style else "application/vnd.dev.sigstore.bundle.v0.9+json"
 
 
-MUTATIONS: dict[str, Callable[[dict], None] | None] = {
+# Each breaks one part of a bundle that verifies. chain-with-root needs the trusted root (the
+# parsed trusted_root.json) to find the Fulcio chain; the others look at the bundle only.
+MUTATIONS: dict[str, Callable[..., None] | None] = {
     "none": None,
     "signature": _signature,
     "certificate": _certificate,
@@ -194,7 +224,9 @@ MUTATIONS: dict[str, Callable[[dict], None] | None] = {
     "integrated-time": _integrated_time,
     "body": _body,
     "media-type": _media_type,
+    "chain-with-root": _chain_with_root,
 }
+NEEDS_ROOT = {"chain-with-root"}
 
 
 # --------------------------------------------------------------------------- cases
@@ -287,6 +319,14 @@ def production_verifier(tmp_path_factory, no_network) -> Verifier:
     return verifier
 
 
+def mutate(bundle: dict, mutation: str, case: Case) -> None:
+    fn = MUTATIONS[mutation]
+    if mutation in NEEDS_ROOT:
+        fn(bundle, json.loads((case.trusted_root or KWHEEL_PRODUCTION_ROOT).read_text()))
+    else:
+        fn(bundle)
+
+
 # --------------------------------------------------------------------------- verdicts
 
 
@@ -322,7 +362,7 @@ def test_kwheel_agrees_with_sigstore_python(kwheel_bin, cases, production_verifi
     bundle = json.loads(json.dumps(case.bundle))
     if MUTATIONS[mutation] is not None:
         try:
-            MUTATIONS[mutation](bundle)
+            mutate(bundle, mutation, case)
         except Absent as why:
             pytest.skip(f"{mutation} does not apply to {name}: {why}")
     path = tmp_path / "bundle.sigstore.json"
@@ -358,7 +398,7 @@ def test_every_bundle_is_mutated_somewhere(cases):
             if fn is None:
                 continue
             try:
-                fn(json.loads(json.dumps(case.bundle)))
+                mutate(json.loads(json.dumps(case.bundle)), mutation, case)
                 applied.append(mutation)
             except Absent:
                 pass
