@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kwheel/build/source.hpp"
+#include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel::cli {
 
@@ -31,6 +32,16 @@ Feedback feedback(const Output& out);
 // Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type,
 // --stall-timeout, --trust-remote-code, --trust-repo and --ca-bundle.
 void add_hub_flags(CLI::App* sub, SourceRequest& request);
+
+// Whose signatures count: --trusted-signer, --trusted-root, and (where the
+// command refuses what is unsigned) --require-signature.
+struct SignatureArgs {
+  bool require = false;
+  std::vector<std::string> signers;
+  std::string trusted_root;
+};
+void add_signature_flags(CLI::App* sub, SignatureArgs& args, bool with_require);
+SignatureOptions signature_options(const SignatureArgs& args);
 
 void register_build(CLI::App& app, Output& out, int& exit_code);
 void register_variants(CLI::App& app, Output& out, int& exit_code);

@@ -13,7 +13,18 @@ namespace {
 struct InspectArgs {
   std::string path;
   std::vector<std::string> allow_external;
+  SignatureArgs signatures;
 };
+
+nlohmann::json signature_json(const Inspection& in) {
+  if (!in.signature_error.empty()) return {{"ok", false}, {"error", in.signature_error}};
+  return in.signature ? in.signature->to_json() : nlohmann::json(nullptr);
+}
+
+void print_signature(const Inspection& in) {
+  if (!in.signature_error.empty()) std::cout << "problem: signature: " << in.signature_error << "\n";
+  else if (in.signature) std::cout << "signature: " << in.signature->describe() << "\n";
+}
 
 void print_libs(const char* title, const std::vector<NeededLibrary>& libs) {
   if (libs.empty()) return;
@@ -45,11 +56,13 @@ void render_macos(const Inspection& in, const std::string& path, Output& out) {
                        {"ok", in.ok()}, {"manylinux", nullptr}, {"macos", to_json(m)}, {"problems", in.macos_problems}};
     doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
     doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);
+    doc["signature"] = signature_json(in);
     out.emit_json(doc);
     return;
   }
   std::cout << path << " (" << in.kind << ", Mach-O)\n";
   if (in.revision) std::cout << "built from: " << in.revision->first << " at commit " << in.revision->second << "\n";
+  print_signature(in);
   for (const auto& o : m.objects)
     std::cout << "  " << o.file << ": " << o.arch << ", "
               << (o.min_macos ? "needs macOS " + o.min_macos->str() + " (" + o.source + ")" : std::string("no minimum macOS recorded")) << "\n";
@@ -65,10 +78,12 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
   auto* sub = app.add_subcommand("inspect", "Show the platform evidence of a wheel or .so: symbol versions, external libraries, manylinux policy, abi3");
   sub->add_option("file", args->path, "A .whl or a shared object")->required();
   sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy (repeatable)");
+  add_signature_flags(sub, args->signatures, false);
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
     InspectOptions o;
     o.allowed_external.insert(args->allow_external.begin(), args->allow_external.end());
+    o.signatures = signature_options(args->signatures);
     Inspection in = inspect_path(args->path, o);
     const auto& r = in.report;
     if (in.macos) {
@@ -83,10 +98,12 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
       doc["gpu"] = to_json(in.gpu);
       doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
       doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);
+      doc["signature"] = signature_json(in);
       out.emit_json(doc);
     } else {
       std::cout << args->path << " (" << in.kind << ", " << r.arch << ")\n";
       if (in.revision) std::cout << "built from: " << in.revision->first << " at commit " << in.revision->second << "\n";
+      print_signature(in);
       if (in.kernel) {
         std::cout << "kernel: " << in.kernel->name.value_or("?") << (in.kernel->version ? " version " + std::to_string(*in.kernel->version) : "")
                   << ", backend " << in.kernel->backend.value_or("?");

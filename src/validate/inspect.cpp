@@ -1,5 +1,8 @@
 #include "kwheel/validate/inspect.hpp"
 
+#include <algorithm>
+#include <ctime>
+
 #include <stdlib.h>
 
 #include "kwheel/validate/compat.hpp"
@@ -33,6 +36,31 @@ void judge_macos(Inspection& out, const std::vector<MachOInfo>& machos, const st
 
 }  // namespace
 
+namespace {
+
+// The package's metadata.json, parsed only once its signature (if any)
+// verified over the bytes parsed, as a build does.
+void read_kernel_evidence(const WheelArchive& wheel, const std::string& name, const InspectOptions& options, Inspection& out) {
+  const std::vector<std::string> members = wheel.members();
+  for (const auto& m : members) {
+    if (!m.ends_with("/metadata.json") || m.find('/') != m.rfind('/') || m.starts_with(wheel.dist_info() + "/")) continue;
+    const std::string where = "wheel '" + name + "' member '" + m + "'";
+    const std::string text = wheel.read(m, kMaxKernelMetadataBytes + 1);
+    const std::string bundle_member = m + ".sigstore";
+    std::optional<std::string> bundle;
+    if (std::find(members.begin(), members.end(), bundle_member) != members.end()) bundle = wheel.read(bundle_member, kMaxKernelMetadataBytes + 1);
+    try {
+      out.signature = check_metadata_signature(text, bundle, options.signatures, where + ".sigstore", std::time(nullptr));
+    } catch (const sigstore::VerificationError& e) {
+      out.signature_error = e.what();
+      return;
+    }
+    out.kernel = parse_kernel_metadata(text, where);
+  }
+}
+
+}  // namespace
+
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   Inspection out;
   ObjectFacts objects;
@@ -40,9 +68,7 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
     out.kind = "wheel";
     WheelArchive wheel(path);
     out.revision = recorded_revision(wheel.metadata());
-    for (const auto& m : wheel.members())
-      if (m.ends_with("/metadata.json") && m.find('/') == m.rfind('/') && !m.starts_with(wheel.dist_info() + "/"))
-        out.kernel = parse_kernel_metadata(wheel.read(m, kMaxKernelMetadataBytes + 1), "wheel '" + path.filename().string() + "' member '" + m + "'");
+    read_kernel_evidence(wheel, path.filename().string(), options, out);
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";
     for_each_wheel_object(wheel, [&](const fs::path& file, const std::string& member) {

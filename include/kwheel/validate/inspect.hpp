@@ -9,6 +9,7 @@
 
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/kernel/kernel_metadata.hpp"
+#include "kwheel/kernel/kernel_signature.hpp"
 #include "kwheel/evidence/macos_tag.hpp"
 #include "kwheel/evidence/manylinux.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
@@ -18,6 +19,7 @@ namespace kwheel {
 struct InspectOptions {
   std::set<std::string> allowed_external;
   std::string backend;  // "" accepts any backend's torch libraries
+  SignatureOptions signatures;  // whose signatures count (require is not used)
 };
 
 struct Inspection {
@@ -32,7 +34,12 @@ struct Inspection {
   // objects need has a problem here.
   std::optional<MacosReport> macos;
   std::vector<std::string> macos_problems;
-  bool ok() const { return report.ok() && macos_problems.empty() && gpu.audit.missing.empty(); }
+  // A wheel kwheel built: its metadata.json's signature, verified again
+  // from the wheel (nullopt: no metadata.json); a bundle that does not
+  // verify leaves `kernel` unread and says why here.
+  std::optional<SignatureVerdict> signature;
+  std::string signature_error;
+  bool ok() const { return report.ok() && macos_problems.empty() && gpu.audit.missing.empty() && signature_error.empty(); }
   // Wheels kwheel built from a kernel repo: the metadata.json they carry
   // (backend, archs, kernel version) and the Hub commit they record.
   std::optional<KernelMetadata> kernel;
