@@ -14,6 +14,7 @@ struct IndexArgs {
   std::string out;
   std::string base_url;
   std::optional<std::string> title;
+  SignatureArgs signatures;
 };
 
 }  // namespace
@@ -25,9 +26,11 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->required();
   sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links");
   sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
+  add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
   sub->callback([a, &out, &exit_code] {
     SiteOptions o;
+    o.signatures = signature_options(a->signatures);
     o.out = a->out;
     o.base_url = a->base_url;
     o.title = a->title;

@@ -154,7 +154,8 @@ constexpr const char* kStyle = R"(    <style>
       ul.wheels { list-style: none; margin: 0; padding: 0; }
       ul.wheels li + li { margin-top: .45rem; padding-top: .45rem; border-top: 1px dashed #b7d7b7; }
       ul.wheels a { font-weight: 600; color: #0b5cad; }
-      .tag, .gpu, .size { display: block; font-family: ui-monospace, monospace; font-size: .75rem; }
+      .tag, .gpu, .size, .signer { display: block; font-family: ui-monospace, monospace; font-size: .75rem; }
+      .signer { color: #1a7f37; overflow-wrap: anywhere; }
       .gpu { color: #6a3d9a; }
       .size { color: #57606a; }
       p.note { color: #57606a; font-size: .85rem; }
@@ -175,7 +176,9 @@ std::string cell_html(const std::vector<MatrixWheel>& wheels, const std::string&
          html_escape(w.project + " " + shown) + "</a>";
     s += "<span class=\"tag\">" + html_escape(tag) + "</span>";
     s += "<span class=\"gpu\">" + html_escape(w.gpu_code.empty() ? "no GPU code" : join(w.gpu_code, " ")) + "</span>";
-    s += "<span class=\"size\">" + html_escape(human_size(w.size)) + "</span></li>";
+    s += "<span class=\"size\">" + html_escape(human_size(w.size)) + "</span>";
+    if (!w.signature.empty()) s += "<span class=\"signer\">" + html_escape(w.signature) + "</span>";
+    s += "</li>";
   }
   return s + "</ul></td>";
 }

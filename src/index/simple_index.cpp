@@ -1,5 +1,7 @@
 #include "kwheel/index/simple_index.hpp"
 
+#include <ctime>
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,8 @@
 #include "kwheel/base/unique_fd.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
+#include "kwheel/validate/wheel_signature.hpp"
+#include "kwheel/validate/wheel_signature.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -180,6 +184,7 @@ struct Entry {
   std::string requires_python;
   std::string metadata_sha256;
   std::vector<std::string> gpu_code;  // what its objects carry: "sm_90", "gfx90a" (matrix pages)
+  std::string signature;  // who signed its metadata.json, as the matrix pages say it
   fs::path source;      // where the bytes come from for this run
   std::string metadata; // METADATA bytes (new wheels); old ones are linked
   bool is_new = false;
@@ -231,6 +236,13 @@ std::vector<std::string> gpu_code_of(const WheelArchive& wheel) {
   for (const auto& t : all_cuda_targets(objects)) out.push_back(t.str());
   for (const auto& g : all_gfx_targets(objects)) out.push_back(g);
   return out;
+}
+
+// Who signed the wheel's metadata.json, checked as a build checks it; a
+// wheel kwheel did not build says so.
+std::string signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
+  const auto s = wheel_signature(wheel, options, std::time(nullptr));
+  return s ? s->summary() : "no kernel metadata";
 }
 
 }  // namespace
@@ -447,7 +459,7 @@ std::vector<std::string> recorded_gpu_code(const json& f, const fs::path& wheel)
 }
 
 // One file of the manifest, checked against the bytes the site serves.
-Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manifest) {
+Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manifest, const SiteOptions& o) {
   // The manifest is on disk, where anyone may have edited it: every
   // field type-checked (nlohmann's value() throws on a wrong type).
   auto text = [&](const char* key) {
@@ -471,12 +483,14 @@ Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manife
     throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
   e.gpu_code = recorded_gpu_code(f, e.source);
+  // Checked again on every run: the root and the signers may have changed.
+  e.signature = signature_of(WheelArchive(e.source), o.signatures);
   return e;
 }
 
 // What an existing site holds, by filename (sorted output); empty for a new
 // or empty directory.
-std::map<std::string, Entry> read_site(const fs::path& site, std::optional<std::string>& title) {
+std::map<std::string, Entry> read_site(const fs::path& site, std::optional<std::string>& title, const SiteOptions& o) {
   std::map<std::string, Entry> entries;
   std::error_code ec;
   if (!fs::is_directory(site, ec)) throw Error(ErrorKind::usage, "--out '" + site.string() + "' exists and is not a directory");
@@ -498,14 +512,14 @@ std::map<std::string, Entry> read_site(const fs::path& site, std::optional<std::
     throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
   if (m.contains("title") && m["title"].is_string()) title = m["title"].get<std::string>();
   for (const auto& f : m["files"]) {
-    Entry e = manifest_entry(f, site, manifest);
+    Entry e = manifest_entry(f, site, manifest, o);
     entries.emplace(e.filename, std::move(e));
   }
   return entries;
 }
 
 // A wheel given on the command line, read for its pages.
-Entry given_entry(const fs::path& w) {
+Entry given_entry(const fs::path& w, const SiteOptions& o) {
   WheelArchive archive(w);
   if (auto problems = archive.verify_record(); !problems.empty())
     throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': RECORD check failed: " + problems.front() + "; rebuild the wheel");
@@ -519,6 +533,7 @@ Entry given_entry(const fs::path& w) {
   e.metadata = archive.read(archive.dist_info() + "/METADATA");
   e.metadata_sha256 = sha256_hex(e.metadata);
   e.gpu_code = gpu_code_of(archive);
+  e.signature = signature_of(archive, o.signatures);
   e.source = w;
   e.is_new = true;
   return e;
@@ -526,10 +541,11 @@ Entry given_entry(const fs::path& w) {
 
 // The given wheels join `entries`; the report says which were added, which
 // were already there with the same bytes, and which were kept untouched.
-void add_wheels(const std::vector<fs::path>& wheels, const fs::path& site, std::map<std::string, Entry>& entries, SiteReport& report) {
+void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
+                SiteReport& report) {
   std::map<std::string, std::pair<fs::path, std::string>> given;  // filename -> first path given, sha256
   for (const auto& w : wheels) {
-    Entry e = given_entry(w);
+    Entry e = given_entry(w, o);
     if (auto [first, added] = given.try_emplace(e.filename, w, e.sha256); !added) {
       if (first->second.second == e.sha256) continue;  // the same file twice (a file and its directory), or a copy
       throw Error(ErrorKind::input, "two different wheels are named '" + e.filename + "': '" + first->second.first.string() + "' and '" + w.string() +
@@ -627,7 +643,7 @@ std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std:
 void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
                         const SiteOptions& o, SiteReport& report) {
   std::map<std::string, std::vector<MatrixWheel>> kernels;
-  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size});
+  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature});
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   MatrixPageSpec spec;
@@ -700,12 +716,12 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   std::optional<std::string> title = o.title;
   if (title) check_page_title(*title);
   std::optional<std::string> stored_title;
-  std::map<std::string, Entry> entries = exists ? read_site(site, stored_title) : std::map<std::string, Entry>{};
+  std::map<std::string, Entry> entries = exists ? read_site(site, stored_title, o) : std::map<std::string, Entry>{};
   if (!title) title = stored_title;
   SiteReport report;
   report.site = site;
   report.title = title.value_or(kDefaultPageTitle);
-  add_wheels(wheels, site, entries, report);
+  add_wheels(wheels, o, site, entries, report);
 
   // The new site, beside the old one.
   // Named for its owner, removed if interrupted, and swept by the next run if

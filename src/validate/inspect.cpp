@@ -1,6 +1,5 @@
 #include "kwheel/validate/inspect.hpp"
 
-#include <algorithm>
 #include <ctime>
 
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "kwheel/evidence/macho.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
+#include "kwheel/validate/wheel_signature.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -41,22 +41,12 @@ namespace {
 // The package's metadata.json, parsed only once its signature (if any)
 // verified over the bytes parsed, as a build does.
 void read_kernel_evidence(const WheelArchive& wheel, const std::string& name, const InspectOptions& options, Inspection& out) {
-  const std::vector<std::string> members = wheel.members();
-  for (const auto& m : members) {
-    if (!m.ends_with("/metadata.json") || m.find('/') != m.rfind('/') || m.starts_with(wheel.dist_info() + "/")) continue;
-    const std::string where = "wheel '" + name + "' member '" + m + "'";
-    const std::string text = wheel.read(m, kMaxKernelMetadataBytes + 1);
-    const std::string bundle_member = m + ".sigstore";
-    std::optional<std::string> bundle;
-    if (std::find(members.begin(), members.end(), bundle_member) != members.end()) bundle = wheel.read(bundle_member, kMaxKernelMetadataBytes + 1);
-    try {
-      out.signature = check_metadata_signature(text, bundle, options.signatures, where + ".sigstore", std::time(nullptr));
-    } catch (const sigstore::VerificationError& e) {
-      out.signature_error = e.what();
-      return;
-    }
-    out.kernel = parse_kernel_metadata(text, where);
-  }
+  auto signed_metadata = wheel_signature(wheel, options.signatures, std::time(nullptr));
+  if (!signed_metadata) return;
+  out.signature = signed_metadata->verdict;
+  out.signature_error = signed_metadata->error;
+  if (out.signature_error.empty())
+    out.kernel = parse_kernel_metadata(signed_metadata->metadata_text, "wheel '" + name + "' member '" + signed_metadata->member + "'");
 }
 
 }  // namespace

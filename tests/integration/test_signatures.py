@@ -225,3 +225,20 @@ def test_inspect_refuses_metadata_changed_inside_the_wheel(native_wheel, sigstor
     r = H.kwheel("inspect", changed, "--trusted-root", root)
     assert r.returncode != 0, str(r)
     assert "artifact digest" in r.json["signature"]["error"] and r.json["kernel"] is None, str(r)
+
+
+def test_the_matrix_page_shows_who_signed_each_wheel(hub, sigstore, tmp_path):
+    _, root = sigstore
+    for repo in (TRUSTED, OTHER, UNSIGNED):
+        assert build(hub, sigstore, tmp_path / repo.split("/")[1], repo).returncode == 0
+    wheels = [str(p) for p in tmp_path.glob("*/dist/*.whl")]
+    r = H.kwheel("index", *wheels, "-o", tmp_path / "site", "--trusted-root", root)
+    assert r.returncode == 0, str(r)
+    page = lambda name: (tmp_path / "site" / "kernels" / f"{name}.html").read_text()  # noqa: E731
+    assert f'<span class="signer">signed by {si.Identity().san_uri} (issuer {si.GITHUB_ISSUER})' in page("signed")
+    assert f'<span class="signer">signed by an untrusted signer: {OTHER_WORKFLOW.san_uri}' in page("other-signer")
+    assert '<span class="signer">unsigned</span>' in page("unsigned")
+    # trusting the other workflow on a later run changes what its page says
+    r = H.kwheel("index", wheels[0], "-o", tmp_path / "site", "--trusted-root", root, "--trusted-signer", OTHER_WORKFLOW.san_uri)
+    assert r.returncode == 0, str(r)
+    assert f'<span class="signer">signed by {OTHER_WORKFLOW.san_uri}' in page("other-signer")

@@ -22,6 +22,7 @@ struct MatrixWheel {
   std::string version;                // the wheel's version, local label included
   std::vector<std::string> gpu_code;  // read from its objects: "sm_90", "compute_90", "gfx90a"
   uint64_t size = 0;
+  std::string signature;              // who signed its metadata.json: "signed by ...", "unsigned", ...
 };
 
 // Where a wheel's version puts it: a row ("torch 2.7", "any torch") and a

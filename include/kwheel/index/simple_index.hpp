@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kwheel/kernel/kernel_signature.hpp"
+
 namespace kwheel {
 
 // One file on a project page.
@@ -61,6 +63,9 @@ struct SiteOptions {
   // The matrix pages' title, kept in the manifest for later runs; nullopt
   // keeps the site's (kDefaultPageTitle if it never had one).
   std::optional<std::string> title;
+  // Whose signatures count, for the signer each matrix cell shows (the
+  // signature a wheel carries, checked when it joins the site).
+  SignatureOptions signatures;
 };
 
 struct SiteReport {
