@@ -87,17 +87,23 @@ void warn_unprefixed_depends(const KernelBuild& kb, const Feedback& feedback) {
     }
 }
 
-// kernels verify-signature would refuse these; a build says so for each.
+// kernels verify-signature would refuse these, and a build says so: a line
+// for each variant another signer signed (naming the signer), and one line
+// naming a kernel's unsigned variants (most kernels on the Hub today).
 void warn_unsigned(const KernelBuild& kb, const Feedback& feedback) {
+  std::vector<std::string> unsigned_variants;
   for (const auto& v : kb.staged.report.variants) {
     if (v.status != VariantResult::Status::built || v.signature.signed_by_trusted()) continue;
-    if (v.signature.result)
-      feedback.warn("variant '" + v.variant + "' of " + kb.source.location + " is signed by " + sigstore::describe(v.signature.result->signer) +
-                    ", who is not a trusted signer: counted as unsigned (trust it with --trusted-signer, or refuse it with --require-signature)");
-    else
-      feedback.warn("variant '" + v.variant + "' of " + kb.source.location + " is unsigned (no " + kSignatureFile +
-                    "): nothing vouches for who built it (refuse such variants with --require-signature)");
+    if (!v.signature.result) {
+      unsigned_variants.push_back(v.variant);
+      continue;
+    }
+    feedback.warn("variant '" + v.variant + "' of " + kb.source.location + " is signed by " + sigstore::describe(v.signature.result->signer) +
+                  ", who is not a trusted signer: counted as unsigned (trust it with --trusted-signer, or refuse it with --require-signature)");
   }
+  if (unsigned_variants.empty()) return;
+  feedback.warn(kb.source.location + ": " + std::to_string(unsigned_variants.size()) + " variant(s) unsigned (no " + kSignatureFile +
+                "): " + join(unsigned_variants, ", ") + "; nothing vouches for who built them (refuse such variants with --require-signature)");
 }
 
 std::unique_ptr<KernelBuild> stage_kernel(const Target& t, const PipelineRequest& r, const Feedback& feedback) {

@@ -140,6 +140,12 @@ def kwheel(*args, env: dict | None = None, cwd=None, timeout: float = 120, json_
     return run
 
 
+def warnings(stderr: str) -> list[str]:
+    """kwheel's warning lines, less the notice naming unsigned variants that every build of an
+    unsigned fixture kernel prints (test_signatures.py asserts that notice itself)."""
+    return [ln for ln in stderr.splitlines() if ln.startswith("kwheel: warning:") and " unsigned (no metadata.json.sigstore)" not in ln]
+
+
 def wheel_shas(run: Run) -> dict[str, str]:
     """{filename: sha256} of the wheels a --json build report lists as built."""
     assert run.json is not None, str(run)

@@ -662,7 +662,7 @@ def test_world_readable_token_file_is_used_with_a_warning(hub, ws, clean_dir):
     assert r.returncode == 0, str(r)
     H.assert_like_directory_build(r, ws.out, clean_dir, PRIVATE)
     assert r.json["source"]["token"] == f"from {tok}"
-    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
+    warnings = H.warnings(r.stderr)
     assert warnings == [f"kwheel: warning: token file {tok} is readable by every user; run: chmod 600 {tok}"], r.stderr
     assert TOKEN not in r.output
 
@@ -856,7 +856,7 @@ def test_repo_type_forces_routes_and_cache(hub, ws, clean_dir, repo_type, api, r
     r = hub_build(hub, ws, "--version", "0.1.1", "--repo-type", repo_type)
     assert r.returncode == 0, str(r)
     assert (r.json["source"]["repo_type"], r.json["source"]["repo_type_fallback"]) == (repo_type, False)
-    assert "kwheel: warning:" not in r.stderr
+    assert H.warnings(r.stderr) == []
     H.assert_like_directory_build(r, ws.out, clean_dir, REPO)
     # the publisher's overview first (it has no repo type), then only that type's routes
     assert hub.log(listener="hub")[0]["kind"] == "organizations"
@@ -872,7 +872,7 @@ def test_model_only_repo_is_found_as_model_repo_with_a_warning(hub, ws, clean_di
     assert r.returncode == 0, str(r)
     src = r.json["source"]
     assert (src["repo_type"], src["repo_type_fallback"], src["ref"]) == ("model", True, "v0.1.1")
-    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
+    warnings = H.warnings(r.stderr)
     assert len(warnings) == 1 and MODEL_ONLY in warnings[0] and "model repo" in warnings[0], r.stderr
     H.assert_like_directory_build(r, ws.out, clean_dir, MODEL_ONLY)
     # asked as a kernel repo first, then read through the model routes only

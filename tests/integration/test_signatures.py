@@ -143,7 +143,9 @@ def test_an_unsigned_kernel_warns_and_require_signature_refuses_it(hub, sigstore
     r = build(hub, sigstore, tmp_path, UNSIGNED)
     assert r.returncode == 0, str(r)
     assert only_variant(r)["signed"] is False and only_variant(r)["signature"] == {"signed": False, "status": "unsigned"}
-    assert any("is unsigned" in ln for ln in r.stderr.splitlines())
+    (notice,) = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: warning:")]
+    assert notice == (f"kwheel: warning: {UNSIGNED}: 1 variant(s) unsigned (no metadata.json.sigstore): {VARIANT}; "
+                      "nothing vouches for who built them (refuse such variants with --require-signature)")
     r = build(hub, sigstore, tmp_path / "req", UNSIGNED, "--require-signature", json_out=False)
     assert r.returncode == 3 and "no metadata.json.sigstore" in r.output, str(r)
 
