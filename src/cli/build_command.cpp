@@ -4,9 +4,7 @@
 
 #include "cli.hpp"
 #include "kwheel/build/pipeline.hpp"
-#include "kwheel/base/small_file.hpp"
 #include "kwheel/base/text.hpp"
-#include "kwheel/sigstore/trusted_root.hpp"
 
 namespace kwheel::cli {
 namespace fs = std::filesystem;
@@ -29,22 +27,8 @@ struct BuildArgs {
   unsigned jobs = 0;
   bool no_reuse = false;
   bool require_signature = false;
-  std::vector<std::string> trusted_signers;
-  std::string trusted_root;
+  SignerFlags signers;
 };
-
-// Sigstore bundles and roots are small; see read_small_file.
-constexpr uint64_t kMaxTrustedRootBytes = 16 << 20;
-
-SignatureOptions signature_options(const BuildArgs& a) {
-  SignatureOptions s;
-  for (const auto& spec : a.trusted_signers) s.signers.add(spec);
-  if (!a.trusted_root.empty())
-    s.trusted_root = std::make_shared<const sigstore::TrustedRoot>(sigstore::parse_trusted_root(
-        read_small_file(a.trusted_root, kMaxTrustedRootBytes, "--trusted-root"), "--trusted-root '" + a.trusted_root + "'"));
-  s.require = a.require_signature;
-  return s;
-}
 
 PipelineRequest request(const BuildArgs& a, const Output& out) {
   PipelineRequest r = a.request;
@@ -62,7 +46,8 @@ PipelineRequest request(const BuildArgs& a, const Output& out) {
   o.jobs = a.jobs;
   o.reuse = !a.no_reuse;
   o.write.digest = out.json;  // only --json reports the wheels' sha256
-  o.signatures = signature_options(a);
+  o.signatures = signature_options(a.signers);
+  o.signatures.require = a.require_signature;
   return r;
 }
 
@@ -171,11 +156,7 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--no-reuse", args->no_reuse, "Rewrite every wheel, even one already in --out from unchanged inputs");
   sub->add_flag("--require-signature", args->require_signature,
                 "Refuse a variant whose metadata.json is not signed (metadata.json.sigstore) by a trusted signer; without it such a variant is built with a warning");
-  sub->add_option("--trusted-signer", args->trusted_signers,
-                  "Trust this signer beside kernels' defaults: a GitHub workflow (https://github.com/ORG/REPO/.github/workflows/FILE@refs/heads/BRANCH) "
-                  "or issuer=URL,identity=ID (repeatable)");
-  sub->add_option("--trusted-root", args->trusted_root,
-                  "Sigstore trusted root (trusted_root.json) to verify signatures with, e.g. a company's own Sigstore (default: Sigstore's production root, built in)");
+  add_signer_flags(sub, args->signers);
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] { exit_code = run_build(*args, out); });
 }

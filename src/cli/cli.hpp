@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kwheel/build/source.hpp"
+#include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel::cli {
 
@@ -31,6 +32,17 @@ Feedback feedback(const Output& out);
 // Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type,
 // --stall-timeout, --trust-remote-code, --trust-repo and --ca-bundle.
 void add_hub_flags(CLI::App* sub, SourceRequest& request);
+
+// Whose signatures count: --trusted-signer (repeatable) and --trusted-root,
+// as build and verify take them.
+struct SignerFlags {
+  std::vector<std::string> trusted_signers;
+  std::string trusted_root;
+};
+void add_signer_flags(CLI::App* sub, SignerFlags& flags);
+// kernels' default signers plus the flags' (Error(usage) for a bad spec),
+// and the root read and parsed (Error naming --trusted-root).
+SignatureOptions signature_options(const SignerFlags& flags);
 
 void register_build(CLI::App& app, Output& out, int& exit_code);
 void register_variants(CLI::App& app, Output& out, int& exit_code);
