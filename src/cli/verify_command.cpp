@@ -55,6 +55,10 @@ Bytes artifact_digest(const std::string& arg) {
 
 // The protocol mode, exactly as sigstore-conformance drives it.
 void verify_bundle(const VerifyArgs& a, const Output& out) {
+  // The protocol names its one signer; a policy or a chain option here would be silently ignored.
+  if (!a.signers.trusted_signers.empty() || a.allow_unsigned || !a.python.empty() || !a.name.empty())
+    throw Error(ErrorKind::usage, "verify --bundle takes one artifact and --certificate-identity/--certificate-oidc-issuer; "
+                                  "--trusted-signer, --allow-unsigned, --python and NAME belong to verifying a kernel (without --bundle)");
   if (a.key.empty() && a.identity.empty())
     throw Error(ErrorKind::usage, "verify --bundle needs --certificate-identity and --certificate-oidc-issuer (or --key)");
   if (!a.key.empty())
