@@ -86,7 +86,9 @@ std::string ChainItem::describe() const {
 }
 
 ChainItem verify_variant_dir(const fs::path& dir, const ChainOptions& o) {
-  const std::string name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+  // "." or "build/v/" name no variant; the directory they stand for does.
+  const fs::path whole = fs::absolute(dir).lexically_normal();
+  const std::string name = (whole.filename().empty() ? whole.parent_path() : whole).filename().string();
   return checked_item(name, dir.string(), [&](ChainItem& item) { item = verify_variant({name, regular_files_below(dir)}, dir, o); });
 }
 
