@@ -18,7 +18,9 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 ok; 1 internal error; 2 usage; 3 bad input (repo, variant, wheel; a Sigstore bundle that does\n"
     "not verify); 4 network;\n"
     "5 not found (repo, revision, version); 6 authentication/authorisation; 7 local I/O (disk full,\n"
-    "permissions); 8 validation failed; 9 policy refused it (platform evidence, untrusted publisher).";
+    "permissions); 8 validation failed (validate; verify: a file against RECORD or metadata.json's digest,\n"
+    "or a signature that does not verify); 9 policy refused it (platform evidence, untrusted publisher;\n"
+    "verify: no trusted signer vouches for it, without --allow-unsigned).";
 
 // With --json, every outcome is one JSON document on stdout, even a
 // command line that did not parse (so the flag is looked for by hand).

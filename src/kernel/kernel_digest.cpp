@@ -13,7 +13,8 @@ Error violation(const VariantInput& v, const std::string& path, const std::strin
                                      " metadata.json's digest; the files are not the ones kernel-builder built, refusing to package them");
 }
 
-// The digest's standard base64 as RECORD spells a sha256: urlsafe, unpadded.
+}  // namespace
+
 std::string as_record_hash(const std::string& standard) {
   std::string out = "sha256=";
   for (char c : standard) {
@@ -22,8 +23,6 @@ std::string as_record_hash(const std::string& standard) {
   }
   return out;
 }
-
-}  // namespace
 
 bool digest_covers(std::string_view path) {
   return path != "metadata.json" && path != "metadata.json.sigstore" && !is_bytecode(path);

@@ -17,6 +17,10 @@ namespace kwheel {
 // *.pyc.
 bool digest_covers(std::string_view path);
 
+// A sha256 from the digest (standard base64) as RECORD spells it
+// ("sha256=<urlsafe b64, unpadded>"), to compare with hashes RECORD holds.
+std::string as_record_hash(const std::string& standard);
+
 // The file sets agree: no listed file missing, no covered file unlisted.
 // Throws Error(input) naming the variant and the first file at fault.
 void check_digest_files(const KernelDigest& digest, const VariantInput& variant);

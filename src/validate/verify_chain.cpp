@@ -1,0 +1,174 @@
+#include "kwheel/validate/verify_chain.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/small_file.hpp"
+#include "kwheel/base/temp_dir.hpp"
+#include "kwheel/hub/repo_file.hpp"
+#include "kwheel/kernel/kernel_layout.hpp"
+#include "kwheel/packaging/record.hpp"
+#include "kwheel/validate/chain_evidence.hpp"
+#include "kwheel/validate/verify_installed.hpp"
+#include "kwheel/wheel/wheel_reader.hpp"
+
+namespace kwheel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A bundle is a few KiB; anything near this is not one (build's bound too).
+constexpr std::uint64_t kMaxBundleBytes = 1 << 20;
+constexpr std::uint64_t kMaxRecordBytes = 64 << 20;
+
+ChainItem verify_variant(const VariantInput& v, const fs::path& dir, const ChainOptions& o) {
+  return checked_item(v.name, dir.string(), [&](ChainItem& item) {
+    Evidence ev;
+    ev.where = "variant '" + v.name + "'";
+    for (const auto& f : v.files) {
+      if (f.path == "metadata.json") ev.metadata = read_kernel_metadata_text(f.source, ev.where);
+      else if (f.path == kSignatureFile) ev.bundle = read_small_file(f.source, kMaxBundleBytes, ev.where + ": " + kSignatureFile);
+      ev.files.emplace(f.path, evidence_file_on_disk(f.path, f.source));
+    }
+    check_evidence(item, ev, o);
+  });
+}
+
+// The top-level directory of `paths` that holds metadata.json, or "".
+std::string package_with_metadata(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    auto slash = p.find('/');
+    if (slash != std::string::npos && p.substr(slash + 1) == "metadata.json" && !p.substr(0, slash).ends_with(".dist-info"))
+      return p.substr(0, slash);
+  }
+  return "";
+}
+
+std::map<std::string, std::string> record_hashes(const std::vector<RecordEntry>& rows) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : rows) out[r.path] = r.hash;
+  return out;
+}
+
+}  // namespace
+
+const char* check_name(ChainCheck check) {
+  switch (check) {
+    case ChainCheck::input: return "input";
+    case ChainCheck::record: return "record";
+    case ChainCheck::signature: return "signature";
+    case ChainCheck::digest: return "digest";
+    case ChainCheck::signer: return "signer";
+  }
+  return "?";
+}
+
+nlohmann::json ChainItem::to_json() const {
+  nlohmann::json j{{"name", name}, {"location", location}, {"ok", ok()}, {"passed", nlohmann::json::array()}};
+  for (auto c : passed) j["passed"].push_back(check_name(c));
+  j["failed"] = failed ? nlohmann::json(check_name(*failed)) : nlohmann::json(nullptr);
+  if (failed) j["error"] = why;
+  if (signature) j["signature"] = signature->to_json();
+  return j;
+}
+
+std::string ChainItem::describe() const {
+  std::string line = std::string(ok() ? "OK    " : "FAIL  ") + name + " (" + location + ")";
+  if (failed) return line + ": " + check_name(*failed) + ": " + why;
+  std::string checks;
+  for (auto c : passed)
+    if (c != ChainCheck::signature) checks += (checks.empty() ? "" : ", ") + std::string(c == ChainCheck::record ? "RECORD" : check_name(c));
+  line += ": " + (checks.empty() ? std::string("no digest") : checks);
+  if (signature) line += "; " + signature->describe();
+  else line += "; no metadata.json";
+  return line;
+}
+
+ChainItem verify_variant_dir(const fs::path& dir, const ChainOptions& o) {
+  // "." or "build/v/" name no variant; the directory they stand for does.
+  const fs::path whole = fs::absolute(dir).lexically_normal();
+  const std::string name = (whole.filename().empty() ? whole.parent_path() : whole).filename().string();
+  return checked_item(name, dir.string(), [&](ChainItem& item) { item = verify_variant({name, regular_files_below(dir)}, dir, o); });
+}
+
+std::vector<ChainItem> verify_checkout(const fs::path& dir, const ChainOptions& o) {
+  std::vector<ChainItem> out;
+  for (const auto& v : group_variants(list_local_repo(dir))) out.push_back(verify_variant(v, dir / "build" / v.name, o));
+  if (out.empty()) throw Error(ErrorKind::not_found, "'" + dir.string() + "/build' holds no variant");
+  return out;
+}
+
+ChainItem verify_wheel(const fs::path& wheel, const ChainOptions& o) {
+  return checked_item(wheel.filename().string(), wheel.string(), [&](ChainItem& item) {
+    const WheelArchive w(wheel);
+    item.name = w.field("Name") + " " + w.field("Version");
+    if (auto problems = w.verify_record(); !problems.empty()) {
+      item.failed = ChainCheck::record;
+      item.why = problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "");
+      return;
+    }
+    item.passed.push_back(ChainCheck::record);
+    const auto members = w.members();
+    const auto hashes = record_hashes(parse_record(w.read(w.dist_info() + "/RECORD", kMaxRecordBytes), wheel.filename().string()));
+    Evidence ev;
+    ev.where = "wheel '" + wheel.filename().string() + "'";
+    ev.package = package_with_metadata(members);
+    if (ev.package.empty()) return check_evidence(item, ev, o);
+    const std::string prefix = ev.package + "/";
+    ev.metadata = w.read(prefix + "metadata.json", kMaxKernelMetadataBytes);
+    if (std::find(members.begin(), members.end(), prefix + kSignatureFile) != members.end())
+      ev.bundle = w.read(prefix + kSignatureFile, kMaxBundleBytes);
+    for (const auto& m : members) {
+      if (!m.starts_with(prefix) || m.ends_with("/")) continue;
+      // sha512 digests need the bytes again; RECORD's sha256 already vouches for them otherwise.
+      auto rehash = [&w, m](DigestAlgorithm a) {
+        const TempDir tmp("verify");
+        w.extract(m, tmp.path() / "member");
+        return file_digest(tmp.path() / "member", a);
+      };
+      ev.files.emplace(m.substr(prefix.size()), EvidenceFile{m, hashes.at(m), rehash});
+    }
+    check_evidence(item, ev, o);
+  });
+}
+
+int chain_exit_code(const std::vector<ChainItem>& items) {
+  auto any = [&](std::initializer_list<ChainCheck> checks) {
+    return std::any_of(items.begin(), items.end(), [&](const ChainItem& i) {
+      return i.failed && std::find(checks.begin(), checks.end(), *i.failed) != checks.end();
+    });
+  };
+  if (any({ChainCheck::record, ChainCheck::signature, ChainCheck::digest})) return static_cast<int>(ErrorKind::validation);
+  if (any({ChainCheck::input})) return static_cast<int>(ErrorKind::input);
+  if (any({ChainCheck::signer})) return static_cast<int>(ErrorKind::policy);
+  return 0;
+}
+
+std::vector<ChainItem> verify_target(const fs::path& target, const std::optional<std::string>& name, const ChainOptions& o) {
+  std::error_code ec;
+  if (name) {
+    if (!fs::is_directory(target, ec)) throw Error(ErrorKind::not_found, "'" + target.string() + "' is not a directory (a site-packages directory, with NAME)");
+    return {verify_installed(target, *name, o)};
+  }
+  if (fs::is_regular_file(target, ec)) {
+    if (target.extension() != ".whl") throw Error(ErrorKind::input, "'" + target.string() + "' is not a wheel (a .whl file)");
+    return {verify_wheel(target, o)};
+  }
+  if (!fs::is_directory(target, ec)) throw Error(ErrorKind::not_found, "'" + target.string() + "' does not exist");
+  if (fs::exists(target / "metadata.json", ec)) return {verify_variant_dir(target, o)};
+  if (fs::is_directory(target / "build", ec)) return verify_checkout(target, o);
+  std::vector<fs::path> wheels;
+  for (const auto& e : fs::directory_iterator(target))
+    if (e.is_regular_file() && e.path().extension() == ".whl" && !e.path().filename().string().starts_with(".")) wheels.push_back(e.path());
+  if (wheels.empty())
+    throw Error(ErrorKind::not_found, "'" + target.string() + "' is not a variant directory (no metadata.json), a repo checkout (no build/) "
+                                      "or a directory of wheels (no .whl); for an installed package pass its site-packages and NAME, or --python PY NAME");
+  std::sort(wheels.begin(), wheels.end());
+  std::vector<ChainItem> out;
+  for (const auto& w : wheels) out.push_back(verify_wheel(w, o));
+  return out;
+}
+
+}  // namespace kwheel
