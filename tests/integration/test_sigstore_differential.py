@@ -76,6 +76,11 @@ CONFORMANCE_CASES = [
     "trust-root-tsa-validity-end-inclusive",
 ]
 INSTANCE_CASE = "test-instance-v0.3"
+# The instance's bundles with an RFC 3161 timestamp from its TSA (OpenSSL's responder): beside
+# the Rekor inclusion promise, and as the only source of time (no SET).
+INSTANCE_TIMESTAMPED = "test-instance-timestamped"
+INSTANCE_TIMESTAMP_ONLY = "test-instance-timestamp-only"
+INSTANCE_CASES = [INSTANCE_CASE, INSTANCE_TIMESTAMPED, INSTANCE_TIMESTAMP_ONLY]
 INSTANCE_ARTIFACT = b'{\n  "name": "relu",\n  "version": 1\n}'
 
 # (bundle, mutation) -> (kwheel verifies, sigstore-python verifies, why they differ).
@@ -207,6 +212,13 @@ def _chain_with_root(b: dict, root: dict) -> None:
     raise Absent("no Fulcio CA in the trusted root issued the leaf")
 
 
+def _timestamp(b: dict) -> None:
+    stamps = b["verificationMaterial"].get("timestampVerificationData", {}).get("rfc3161Timestamps", [])
+    if not stamps:
+        raise Absent("no RFC 3161 timestamp")
+    stamps[0]["signedTimestamp"] = _flip_b64(stamps[0]["signedTimestamp"], at=-30)
+
+
 def _media_type(b: dict) -> None:
     old_style = ";version=" in b["mediaType"]
     b["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.9" if old_style else "application/vnd.dev.sigstore.bundle.v0.9+json"
@@ -225,6 +237,9 @@ MUTATIONS: dict[str, Callable[..., None] | None] = {
     "body": _body,
     "media-type": _media_type,
     "chain-with-root": _chain_with_root,
+    # A broken timestamp beside a verified inclusion promise is not counted, by both (sigstore-
+    # python's _verify_timestamp_authority keeps only those that verify); alone, it refuses.
+    "timestamp": _timestamp,
 }
 NEEDS_ROOT = {"chain-with-root"}
 
@@ -265,8 +280,11 @@ def cases(tmp_path_factory) -> dict[str, Case]:
     (d / "trusted_root.json").write_text(json.dumps(inst.trusted_root()))
     (d / "artifact").write_bytes(INSTANCE_ARTIFACT)
     ident = si.Identity()
-    out[INSTANCE_CASE] = Case(name=INSTANCE_CASE, bundle=inst.sign(INSTANCE_ARTIFACT), artifact=d / "artifact",
-                              identity=ident.san_uri, issuer=ident.issuer, trusted_root=d / "trusted_root.json")
+    for name, bundle in ((INSTANCE_CASE, inst.sign(INSTANCE_ARTIFACT)),
+                         (INSTANCE_TIMESTAMPED, inst.sign(INSTANCE_ARTIFACT, timestamped=True)),
+                         (INSTANCE_TIMESTAMP_ONLY, inst.sign(INSTANCE_ARTIFACT, timestamped=True, inclusion_promise=False))):
+        out[name] = Case(name=name, bundle=bundle, artifact=d / "artifact", identity=ident.san_uri, issuer=ident.issuer,
+                         trusted_root=d / "trusted_root.json")
     return out
 
 
@@ -356,7 +374,7 @@ def kwheel_verdict(kwheel_bin: Path, case: Case, bundle_path: Path) -> tuple[boo
 
 
 @pytest.mark.parametrize("mutation", list(MUTATIONS))
-@pytest.mark.parametrize("name", [*CONFORMANCE_CASES, INSTANCE_CASE])
+@pytest.mark.parametrize("name", [*CONFORMANCE_CASES, *INSTANCE_CASES])
 def test_kwheel_agrees_with_sigstore_python(kwheel_bin, cases, production_verifier, no_network, tmp_path, name, mutation):
     case = cases[name]
     bundle = json.loads(json.dumps(case.bundle))
@@ -387,7 +405,7 @@ def test_kwheel_agrees_with_sigstore_python(kwheel_bin, cases, production_verifi
 
 def test_every_expected_difference_names_a_pair_that_runs():
     for name, mutation in EXPECTED_DIFFERENCES:
-        assert name in [*CONFORMANCE_CASES, INSTANCE_CASE] and mutation in MUTATIONS, (name, mutation)
+        assert name in [*CONFORMANCE_CASES, *INSTANCE_CASES] and mutation in MUTATIONS, (name, mutation)
 
 
 def test_every_bundle_is_mutated_somewhere(cases):

@@ -67,3 +67,14 @@ def test_another_instances_bundle_is_refused(sigstore):
     _, verifier = sigstore
     with pytest.raises(SigstoreError):
         verify(verifier, si.SigstoreInstance(name="elsewhere").sign(ARTIFACT))
+
+
+def test_a_timestamp_from_the_instances_tsa_verifies_and_alone_it_must_hold(sigstore):
+    """With the inclusion promise gone, the TSA's RFC 3161 timestamp is the only source of time:
+    sigstore-python verifies the bundle, and refuses it once the timestamp is broken."""
+    inst, verifier = sigstore
+    verify(verifier, inst.sign(ARTIFACT, timestamped=True))
+    alone = inst.sign(ARTIFACT, timestamped=True, inclusion_promise=False)
+    verify(verifier, alone)
+    with pytest.raises(SigstoreError):
+        verify(verifier, si.mutated(alone, "timestamp"))

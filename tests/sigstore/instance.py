@@ -10,6 +10,9 @@ It issues what Sigstore's production services issue, with keys that live only in
 * Rekor v1: a hashedrekord 0.0.1 entry, its inclusion promise (the SET, over the RFC 8785 form of
   body, integratedTime, logID and logIndex), an RFC 6962 inclusion proof in a tree of several
   entries, and a checkpoint as a signed note;
+* a timestamp authority: OpenSSL's own RFC 3161 responder (`openssl ts -reply`) signing with a
+  TSA certificate (EKU timeStamping) under a root of its own, over the bundle's signature, as
+  Sigstore's TSA does;
 * a trusted_root.json naming all of it, for `--trusted-root` (and for sigstore-python's
   `TrustedRoot.from_file`, the oracle the tests hold this instance to).
 
@@ -24,7 +27,10 @@ import datetime as dt
 import hashlib
 import json
 import struct
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -160,6 +166,10 @@ class SigstoreInstance:
         self.ct_log_id = hashlib.sha256(spki(self.ct_key)).digest()
         self.origin = f"rekor.{name}.test - 1193050959916656506"
         self._log: list[bytes] = [f"earlier entry {i}".encode() for i in range(5)]
+        self.tsa_root_key = ec.generate_private_key(ec.SECP384R1())
+        self.tsa_key = ec.generate_private_key(ec.SECP384R1())
+        self.tsa_root = self._ca(f"{name}-tsa-root", self.tsa_root_key, self.tsa_root_key, None, path_length=0)
+        self.tsa = self._tsa_leaf()
 
     # ---- Fulcio
 
@@ -183,6 +193,52 @@ class SigstoreInstance:
                        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
                        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False))
         return builder.sign(signer, hashes.SHA384())
+
+    def _tsa_leaf(self) -> x509.Certificate:
+        return (x509.CertificateBuilder()
+                .subject_name(x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "kwheel tests"),
+                                         x509.NameAttribute(NameOID.COMMON_NAME, f"{self.name}-tsa")]))
+                .issuer_name(self.tsa_root.subject)
+                .public_key(self.tsa_key.public_key())
+                .serial_number(x509.random_serial_number())
+                .not_valid_before(self.epoch)
+                .not_valid_after(self.epoch + dt.timedelta(days=3650))
+                .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                             data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                             crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True)
+                .add_extension(x509.SubjectKeyIdentifier.from_public_key(self.tsa_key.public_key()), critical=False)
+                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self.tsa_root_key.public_key()), critical=False)
+                .sign(self.tsa_root_key, hashes.SHA384()))
+
+    def timestamp(self, message: bytes) -> bytes:
+        """An RFC 3161 TimeStampResp over `message`, made by OpenSSL's responder (`openssl ts`),
+        the time now, the TSA certificate included."""
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "message").write_bytes(message)
+            (d / "tsa.pem").write_bytes(self.tsa.public_bytes(serialization.Encoding.PEM))
+            (d / "tsa.key").write_bytes(self.tsa_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                                   serialization.NoEncryption()))
+            (d / "serial").write_text("01\n")
+            (d / "ts.cnf").write_text(f"""[ tsa ]
+default_tsa = tsa_config
+[ tsa_config ]
+serial = {d}/serial
+signer_cert = {d}/tsa.pem
+signer_key = {d}/tsa.key
+signer_digest = sha256
+default_policy = 1.3.6.1.4.1.57264.2
+digests = sha256, sha384, sha512
+ordering = yes
+tsa_name = no
+ess_cert_id_chain = no
+ess_cert_id_alg = sha256
+""")
+            run = lambda *a: subprocess.run(["openssl", "ts", *a], check=True, capture_output=True, timeout=60)  # noqa: E731
+            run("-query", "-data", str(d / "message"), "-sha256", "-cert", "-no_nonce", "-out", str(d / "q.tsq"))
+            run("-reply", "-queryfile", str(d / "q.tsq"), "-config", str(d / "ts.cnf"), "-out", str(d / "r.tsr"))
+            return (d / "r.tsr").read_bytes()
 
     def _leaf_builder(self, key, identity: Identity, not_before: dt.datetime) -> x509.CertificateBuilder:
         return (x509.CertificateBuilder()
@@ -264,9 +320,11 @@ class SigstoreInstance:
     # ---- signing
 
     def sign(self, artifact: bytes, identity: Identity | None = None, *, when: dt.datetime | None = None,
-             mutate=None) -> dict:
+             mutate=None, timestamped: bool = False, inclusion_promise: bool = True) -> dict:
         """A v0.3 bundle over `artifact` (a message signature, as kernel-builder makes for
-        metadata.json). `mutate(parts)` may change any part before the log entry is made."""
+        metadata.json). `mutate(parts)` may change any part before the log entry is made;
+        `timestamped` adds an RFC 3161 timestamp over the signature from the instance's TSA;
+        without `inclusion_promise` (no SET) that timestamp is the only source of time."""
         identity = identity or Identity()
         when = (when or self.now).replace(microsecond=0)
         key = ec.generate_private_key(ec.SECP256R1())
@@ -277,9 +335,14 @@ class SigstoreInstance:
         if mutate:
             mutate(parts)
         entry = self._tlog_entry(parts)
+        if not inclusion_promise:
+            del entry["inclusionPromise"]
+        material = {"certificate": {"rawBytes": b64(parts.certificate.public_bytes(serialization.Encoding.DER))},
+                    "tlogEntries": [entry]}
+        if timestamped:
+            material["timestampVerificationData"] = {"rfc3161Timestamps": [{"signedTimestamp": b64(self.timestamp(parts.signature))}]}
         return {"mediaType": BUNDLE_MEDIA_TYPE,
-                "verificationMaterial": {"certificate": {"rawBytes": b64(parts.certificate.public_bytes(serialization.Encoding.DER))},
-                                         "tlogEntries": [entry]},
+                "verificationMaterial": material,
                 "messageSignature": {"messageDigest": {"algorithm": "SHA2_256", "digest": b64(parts.digest)},
                                      "signature": b64(parts.signature)}}
 
@@ -300,7 +363,10 @@ class SigstoreInstance:
                                             "certChain": {"certificates": [der(self.intermediate), der(self.root)]},
                                             "validFor": {"start": rfc3339(self.epoch)}}],
                 "ctlogs": [log(self.ct_key, self.ct_log_id, f"https://ctfe.{self.name}.test")],
-                "timestampAuthorities": []}
+                "timestampAuthorities": [{"subject": {"organization": "kwheel tests", "commonName": f"{self.name}-tsa"},
+                                          "uri": f"https://tsa.{self.name}.test/api/v1/timestamp",
+                                          "certChain": {"certificates": [der(self.tsa), der(self.tsa_root)]},
+                                          "validFor": {"start": rfc3339(self.epoch)}}]}
 
 
 def bundle_bytes(bundle: dict) -> bytes:
@@ -350,7 +416,16 @@ MUTATIONS = {
 }
 
 
+def _tamper_timestamp(bundle: dict) -> None:
+    ts = bundle["verificationMaterial"]["timestampVerificationData"]["rfc3161Timestamps"][0]
+    ts["signedTimestamp"] = _flip_b64(ts["signedTimestamp"], at=-30)
+
+
+# Only for bundles made with `timestamped=True`.
+TIMESTAMP_MUTATIONS = {"timestamp": _tamper_timestamp}
+
+
 def mutated(bundle: dict, kind: str) -> dict:
     out = json.loads(json.dumps(bundle))
-    MUTATIONS[kind](out)
+    {**MUTATIONS, **TIMESTAMP_MUTATIONS}[kind](out)
     return out
