@@ -107,6 +107,17 @@ std::vector<RepoFile> regular_files_below(const std::filesystem::path& dir) {
   return out;
 }
 
+std::string outside_the_signed_package(const std::vector<std::string>& paths, const std::string& package, const std::string& dist_info) {
+  if (package.empty()) return "";
+  for (const auto& p : paths) {
+    if (p.starts_with(dist_info + "/") || p.ends_with("/")) continue;
+    if (!p.starts_with(package + "/"))
+      return "'" + p + "' is outside the package '" + package + "/' that metadata.json's digest covers; kwheel writes nothing else into a wheel";
+    if (is_bytecode(p)) return "'" + p + "' is bytecode, which no digest covers and kwheel never packs; Python would run it instead of the verified source";
+  }
+  return "";
+}
+
 void check_evidence(ChainItem& item, const Evidence& ev, const ChainOptions& o) {
   const std::string allow = "; pass --allow-unsigned to accept it";
   if (!ev.metadata) {

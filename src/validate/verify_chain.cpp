@@ -19,8 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A bundle is a few KiB; anything near this is not one (build's bound too).
-constexpr std::uint64_t kMaxBundleBytes = 1 << 20;
 constexpr std::uint64_t kMaxRecordBytes = 64 << 20;
 
 ChainItem verify_variant(const VariantInput& v, const fs::path& dir, const ChainOptions& o) {
@@ -29,7 +27,7 @@ ChainItem verify_variant(const VariantInput& v, const fs::path& dir, const Chain
     ev.where = "variant '" + v.name + "'";
     for (const auto& f : v.files) {
       if (f.path == "metadata.json") ev.metadata = read_kernel_metadata_text(f.source, ev.where);
-      else if (f.path == kSignatureFile) ev.bundle = read_small_file(f.source, kMaxBundleBytes, ev.where + ": " + kSignatureFile);
+      else if (f.path == kSignatureFile) ev.bundle = read_small_file(f.source, kMaxSignatureBytes, ev.where + ": " + kSignatureFile);
       ev.files.emplace(f.path, evidence_file_on_disk(f.path, f.source));
     }
     check_evidence(item, ev, o);
@@ -115,11 +113,16 @@ ChainItem verify_wheel(const fs::path& wheel, const ChainOptions& o) {
     Evidence ev;
     ev.where = "wheel '" + wheel.filename().string() + "'";
     ev.package = package_with_metadata(members);
+    if (auto why = outside_the_signed_package(members, ev.package, w.dist_info()); !why.empty()) {
+      item.failed = ChainCheck::digest;
+      item.why = why;
+      return;
+    }
     if (ev.package.empty()) return check_evidence(item, ev, o);
     const std::string prefix = ev.package + "/";
     ev.metadata = w.read(prefix + "metadata.json", kMaxKernelMetadataBytes);
     if (std::find(members.begin(), members.end(), prefix + kSignatureFile) != members.end())
-      ev.bundle = w.read(prefix + kSignatureFile, kMaxBundleBytes);
+      ev.bundle = w.read(prefix + kSignatureFile, kMaxSignatureBytes);
     for (const auto& m : members) {
       if (!m.starts_with(prefix) || m.ends_with("/")) continue;
       // sha512 digests need the bytes again; RECORD's sha256 already vouches for them otherwise.

@@ -7,6 +7,7 @@
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/small_file.hpp"
 #include "kwheel/base/text.hpp"
+#include "kwheel/kernel/kernel_layout.hpp"
 #include "kwheel/kernel/kernel_metadata.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/record.hpp"
@@ -22,7 +23,6 @@ namespace {
 
 constexpr std::uint64_t kMaxInstalledRecordBytes = 64 << 20;
 constexpr std::uint64_t kMaxInstalledMetadataBytes = 16 << 20;
-constexpr std::uint64_t kMaxInstalledBundleBytes = 1 << 20;
 
 // The .dist-info of `name` in `site`: "<escaped name>-<version>.dist-info",
 // the name compared as PEP 503 normalises it.
@@ -70,6 +70,17 @@ std::string installed_package(const std::vector<RecordEntry>& rows) {
   return "";
 }
 
+// RECORD's rows, less the bytecode pip compiled at install (listed without
+// a hash, in __pycache__ beside a listed source): the package's sources are
+// what the digest checks, and pip's own bytecode is the documented limit
+// (docs/security.md). Bytecode RECORD does not list is still looked at.
+std::vector<std::string> installed_paths(const std::vector<RecordEntry>& rows) {
+  std::vector<std::string> out;
+  for (const auto& row : rows)
+    if (!(is_bytecode(row.path) && row.hash.empty())) out.push_back(row.path);
+  return out;
+}
+
 std::optional<std::string> installed_file(const fs::path& file, std::uint64_t limit, const std::string& what) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(file, ec))) return std::nullopt;
@@ -92,12 +103,17 @@ ChainItem verify_installed(const fs::path& site, const std::string& name, const 
     item.passed.push_back(ChainCheck::record);
     Evidence ev;
     ev.package = installed_package(rows);
+    if (auto why = outside_the_signed_package(installed_paths(rows), ev.package, dist_info.filename().string()); !why.empty()) {
+      item.failed = ChainCheck::digest;
+      item.why = why;
+      return;
+    }
     if (ev.package.empty()) return check_evidence(item, ev, o);
     const fs::path pkg = site / ev.package;
     item.location = pkg.string();
     ev.where = "installed package '" + pkg.string() + "'";
     ev.metadata = installed_file(pkg / "metadata.json", kMaxKernelMetadataBytes, ev.where + ": metadata.json");
-    ev.bundle = installed_file(pkg / kSignatureFile, kMaxInstalledBundleBytes, ev.where + ": " + kSignatureFile);
+    ev.bundle = installed_file(pkg / kSignatureFile, kMaxSignatureBytes, ev.where + ": " + kSignatureFile);
     std::map<std::string, std::string> recorded;
     for (const auto& row : rows) recorded[row.path] = row.hash;
     // Every file in the package, not only RECORD's rows: a file added after
@@ -105,6 +121,12 @@ ChainItem verify_installed(const fs::path& site, const std::string& name, const 
     for (const auto& f : regular_files_below(pkg)) {
       const std::string shown = ev.package + "/" + f.path;
       auto hash = recorded.find(shown);
+      // Bytecode the installer did not write is in no RECORD: planted, it would run instead of the source.
+      if (is_bytecode(f.path) && hash == recorded.end()) {
+        item.failed = ChainCheck::digest;
+        item.why = "'" + shown + "' is bytecode that RECORD does not list; Python would run it instead of the verified source";
+        return;
+      }
       ev.files.emplace(f.path, evidence_file_on_disk(shown, f.source, hash == recorded.end() ? "" : hash->second));
     }
     check_evidence(item, ev, o);

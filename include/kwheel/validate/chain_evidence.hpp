@@ -50,6 +50,10 @@ inline ChainItem checked_item(std::string name, std::string location, Body body)
   } catch (const Error& e) {
     item.failed = ChainCheck::input;
     item.why = e.what();
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A directory that cannot be walked (permissions): the item's fault, named, not kwheel's.
+    item.failed = ChainCheck::input;
+    item.why = "cannot read '" + e.path1().string() + "': " + e.code().message() + "; check its permissions";
   }
   return item;
 }
@@ -58,6 +62,16 @@ inline ChainItem checked_item(std::string name, std::string location, Body body)
 // special files are an Error(input): verify reads what is there, not what
 // a link points at.
 std::vector<RepoFile> regular_files_below(const std::filesystem::path& dir);
+
+// What a wheel or an install may hold, since the signature covers only the
+// package's files (through metadata.json's digest): one top-level package
+// holding metadata.json, and the .dist-info kwheel writes (RECORD vouches
+// for that). Why `paths` (members, or RECORD's rows) hold anything else, or
+// "": another top-level module or a .pth (run at Python's start), a .data
+// directory, scripts, or bytecode, which no digest covers and kwheel never
+// packs (Python runs a .pyc instead of the verified source). `package` is
+// the one holding metadata.json; none: nothing is signed, nothing to confine.
+std::string outside_the_signed_package(const std::vector<std::string>& paths, const std::string& package, const std::string& dist_info);
 
 // Appends to `item` what passes and, at the first failure, records it
 // (item.failed, item.why) and stops.
