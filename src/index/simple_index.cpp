@@ -241,8 +241,12 @@ std::vector<std::string> gpu_code_of(const WheelArchive& wheel) {
 // Who signed the wheel's metadata.json, checked as a build checks it; a
 // wheel kwheel did not build says so.
 std::string signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
-  const auto s = wheel_signature(wheel, options, std::time(nullptr));
-  return s ? s->summary() : "no kernel metadata";
+  try {
+    const auto s = wheel_signature(wheel, options, std::time(nullptr));
+    return s ? s->summary() : "no kernel metadata";
+  } catch (const Error& e) {
+    return "unreadable: " + std::string(e.what());  // the wheel is still indexed, as with its GPU code
+  }
 }
 
 }  // namespace

@@ -1,38 +1,39 @@
 #include "kwheel/validate/wheel_signature.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "kwheel/kernel/kernel_metadata.hpp"
+#include "kwheel/validate/verify_chain.hpp"
 
 namespace kwheel {
 
 std::string WheelSignature::summary() const {
-  if (!error.empty()) return "invalid signature: " + error;
+  if (!error.empty()) return "invalid: " + error;
   return verdict ? verdict->describe() : "unsigned";
 }
 
 std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now) {
-  const std::vector<std::string> members = wheel.members();
-  for (const auto& m : members) {
-    if (!m.ends_with("/metadata.json") || m.find('/') != m.rfind('/') || m.starts_with(wheel.dist_info() + "/")) continue;
-    WheelSignature s;
-    s.member = m;
-    s.metadata_text = wheel.read(m, kMaxKernelMetadataBytes + 1);
-    const std::string bundle_member = m + ".sigstore";
-    std::optional<std::string> bundle;
-    if (std::find(members.begin(), members.end(), bundle_member) != members.end()) bundle = wheel.read(bundle_member, kMaxKernelMetadataBytes + 1);
-    SignatureOptions checking = options;
-    checking.require = false;
-    try {
-      s.verdict = check_metadata_signature(s.metadata_text, bundle, checking,
-                                           "wheel '" + wheel.path().filename().string() + "' member '" + bundle_member + "'", now);
-    } catch (const sigstore::VerificationError& e) {
-      s.error = e.what();
+  WheelSignature s;
+  for (const auto& m : wheel.members())
+    if (m.ends_with("/metadata.json") && m.find('/') == m.rfind('/') && !m.starts_with(wheel.dist_info() + "/")) {
+      s.member = m;
+      break;
     }
+  if (s.member.empty()) return std::nullopt;
+  // The whole chain kwheel verify checks, not the bundle alone: a signed
+  // metadata.json beside swapped files must not read as signed.
+  ChainOptions o;
+  o.signatures = options;
+  o.allow_unsigned = true;  // the caller shows who signed, or that nobody did
+  o.now = now;
+  const ChainItem item = verify_wheel(wheel.path(), o);
+  if (!item.ok()) {
+    s.error = std::string(check_name(*item.failed)) + ": " + item.why;
     return s;
   }
-  return std::nullopt;
+  s.verdict = item.signature;
+  s.metadata_text = wheel.read(s.member, kMaxKernelMetadataBytes + 1);
+  return s;
 }
 
 }  // namespace kwheel

@@ -214,19 +214,55 @@ def test_inspect_verifies_the_signature_the_wheel_carries(native_wheel, sigstore
     assert r.returncode != 0 and "certificate chain" in r.json["signature"]["error"], str(r)
 
 
-def test_inspect_refuses_metadata_changed_inside_the_wheel(native_wheel, sigstore, tmp_path):
+def rewritten_wheel(src_wheel: Path, dst: Path, changes: dict[str, bytes]) -> Path:
+    """`src_wheel` with members changed or added, and RECORD rewritten to match, as an attacker
+    who can write the wheel would: only the signature chain can tell."""
+    import base64
+    import hashlib
     import zipfile
+    with zipfile.ZipFile(src_wheel) as src:
+        members = {i.filename: src.read(i) for i in src.infolist()}
+    members.update(changes)
+    record = next(n for n in members if n.endswith(".dist-info/RECORD"))
+    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+            for n, d in members.items() if n != record]
+    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as out:
+        for n, d in members.items():
+            out.writestr(n, d)
+    return dst
+
+
+def test_inspect_refuses_metadata_changed_inside_the_wheel(native_wheel, sigstore, tmp_path):
     _, root = sigstore
-    changed = tmp_path / native_wheel.name
-    with zipfile.ZipFile(native_wheel) as src, zipfile.ZipFile(changed, "w") as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename == "native/metadata.json":
-                data = data.replace(b'"license": "Apache-2.0"', b'"license": "MIT"')
-            dst.writestr(info, data)
+    import zipfile
+    with zipfile.ZipFile(native_wheel) as z:
+        meta = z.read("native/metadata.json")
+    changed = rewritten_wheel(native_wheel, tmp_path / native_wheel.name,
+                              {"native/metadata.json": meta.replace(b'"license": "Apache-2.0"', b'"license": "MIT"')})
     r = H.kwheel("inspect", changed, "--trusted-root", root)
     assert r.returncode != 0, str(r)
     assert "artifact digest" in r.json["signature"]["error"] and r.json["kernel"] is None, str(r)
+
+
+@pytest.mark.parametrize("planted", ["native/_native_0123abc.abi3.so", "evil.pth", "native/__pycache__/__init__.cpython-311.pyc",
+                                     "other/__init__.py"])
+def test_a_signed_metadata_does_not_vouch_for_files_swapped_or_planted_beside_it(native_wheel, sigstore, tmp_path, planted):
+    """metadata.json and its bundle stay genuine; a file is swapped or planted (RECORD rewritten).
+    inspect, verify and the index's page must not call that wheel signed."""
+    _, root = sigstore
+    bytes_ = H.elf_base() + b"\0planted" if planted.endswith(".so") else b"import os  # planted\n"  # a .so that is still ELF
+    changed = rewritten_wheel(native_wheel, tmp_path / native_wheel.name, {planted: bytes_})
+    r = H.kwheel("inspect", changed, "--trusted-root", root)
+    assert r.returncode != 0 and "digest" in r.json["signature"]["error"], str(r)
+    assert planted.split("/")[-1] in r.json["signature"]["error"], str(r)
+    v = H.kwheel("verify", changed, "--trusted-root", root)
+    assert v.returncode == 8, str(v)
+    assert [i["failed"] for i in v.json["items"]] == ["digest"], str(v)
+    site = tmp_path / "site"
+    assert H.kwheel("index", changed, "-o", site, "--trusted-root", root).returncode == 0
+    page = (site / "kernels" / "native.html").read_text()
+    assert '<span class="signer">invalid: digest: ' in page and "signed by" not in page
 
 
 def test_the_matrix_page_shows_who_signed_each_wheel(hub, sigstore, tmp_path):
