@@ -242,7 +242,12 @@ void verify_digest(const VariantInput& input, const PlannedWheel& plan, const Wr
   std::map<std::string, std::string> known;
   for (const auto& e : written.record)
     if (auto it = plan.member_sources.find(e.path); it != plan.member_sources.end()) known[it->second] = e.hash;
-  check_digest_hashes(*plan.metadata->digest, input, known);
+  // metadata.json is outside its own digest: the packed copy must be the
+  // bytes whose signature was verified and which were parsed, not a file
+  // changed on disk since.
+  if (auto packed = known.find("metadata.json"); packed != known.end() && packed->second != plan.metadata_record_hash)
+    throw Error(ErrorKind::input, "variant '" + input.name + "': metadata.json changed while the build read it; run the build again");
+  if (plan.metadata->digest) check_digest_hashes(*plan.metadata->digest, input, known);
 }
 
 // One repo is one kernel: its variants' wheels must share a name and a
@@ -304,10 +309,6 @@ const char* status_name(VariantResult::Status s) {
 
 namespace {
 
-// A bundle is a few KiB (a certificate, a signature, a log entry, maybe
-// timestamps); anything near this is not one.
-constexpr uint64_t kMaxSignatureBytes = 1 << 20;
-
 const RepoFile* find_signature(const VariantInput& input) {
   for (const auto& f : input.files)
     if (f.path == kSignatureFile) return &f;
@@ -326,7 +327,11 @@ void read_signed_metadata(const VariantInput& input, const BuildOptions& o, Plan
   std::optional<std::string> bundle;
   if (sig) bundle = read_small_file(sig->source, kMaxSignatureBytes, where + ": " + kSignatureFile);
   plan.signature = check_metadata_signature(text, bundle, o.signatures, where + ": " + kSignatureFile, std::time(nullptr));
-  if (md) plan.metadata = parse_kernel_metadata(text, where);
+  if (!md) return;
+  plan.metadata = parse_kernel_metadata(text, where);
+  Hasher h;
+  h.update(text);
+  plan.metadata_record_hash = "sha256=" + urlsafe_b64_nopad(h.finish());
 }
 
 // docs/wheel-naming.md: a fixed version as given; an integer-versioned
@@ -364,9 +369,9 @@ void add_kernel_requirements(std::vector<std::string>& requires_dist, const Kern
   std::set<std::string> taken;
   for (const auto& r : requires_dist) taken.insert(requirement_name(r));
   for (auto& r : kernel_requirements(md, prefix)) {
-    if (taken.count(requirement_name(r)))
-      throw Error(ErrorKind::input, where + ": metadata.json field 'kernel-depends' would require '" + r + "', a project the wheel already requires as " +
-                                        "its framework or python-depends; pass --name-prefix so kernel wheels have names of their own");
+    if (!taken.insert(requirement_name(r)).second)
+      throw Error(ErrorKind::input, where + ": metadata.json field 'kernel-depends' would require '" + r + "', a project the wheel already requires " +
+                                        "(its framework, a python-depends, or another kernel-depends of that name); pass --name-prefix so kernel wheels have names of their own");
     requires_dist.push_back(std::move(r));
   }
 }
@@ -501,7 +506,7 @@ void stage_variant(const VariantInput& input, const BuildOptions& o, StagedBuild
     } else {
       StagedWheel& staged = build.staged[i];
       staged = stage_wheel(plan.contents, r.wheel, o.write);
-      if (plan.metadata && plan.metadata->digest) verify_digest(input, plan, staged.info);
+      if (plan.metadata) verify_digest(input, plan, staged.info);
       r.sha256 = staged.info.sha256;
       r.size = staged.info.size;
     }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/small_file.hpp"
 #include "kwheel/kernel/package_dir.hpp"
 #include "kwheel/packaging/pep440.hpp"
 
@@ -84,21 +85,35 @@ std::string nested_package(const VariantInput& v, const KernelMetadata* md, cons
                                     "; pass --name to choose the package");
 }
 
+// A nested package's own metadata.json (or bundle) beside the variant's:
+// the wheel would carry the package's, so it must be the variant's bytes.
+void check_same_copy(const VariantInput& v, const RepoFile& top, const RepoFile& packaged) {
+  const std::string where = "variant '" + v.name + "'";
+  if (top.size == packaged.size && read_small_file(top.source, 1 << 20, where + ": " + top.path) ==
+                                       read_small_file(packaged.source, 1 << 20, where + ": " + packaged.path))
+    return;
+  throw Error(ErrorKind::input, where + ": '" + packaged.path + "' differs from the variant's '" + top.path +
+                                    "', so the wheel would carry bytes the build did not verify; rebuild the kernel with a current kernel-builder");
+}
+
 VariantLayout nested(const VariantInput& v, const KernelMetadata* md, const std::string& fallback) {
   VariantLayout out;
   out.kind = VariantLayoutKind::nested;
   out.package = nested_package(v, md, fallback);
   const std::string prefix = out.package + "/";
-  bool package_has_metadata = false;
-  for (const auto& f : v.files) package_has_metadata |= f.path == prefix + "metadata.json";
+  std::map<std::string, const RepoFile*> by_path;
+  for (const auto& f : v.files) by_path[f.path] = &f;
   for (const auto& f : v.files) {
     if (f.path.starts_with(prefix) && !is_bytecode(f.path)) out.members.push_back({f.path, &f});
     // The variant's metadata.json and its signature travel inside the
     // package, where a tool reading site-packages finds and re-verifies them
-    // (flat layouts put them there anyway).
-    else if ((f.path == "metadata.json" || f.path == "metadata.json.sigstore") && !package_has_metadata)
-      out.members.push_back({prefix + f.path, &f});
-    else out.left_out.push_back(f.path);
+    // (flat layouts put them there anyway). A package with its own copy
+    // must hold the very bytes the build verified.
+    else if (f.path == "metadata.json" || f.path == "metadata.json.sigstore") {
+      auto own = by_path.find(prefix + f.path);
+      if (own == by_path.end()) out.members.push_back({prefix + f.path, &f});
+      else check_same_copy(v, f, *own->second);
+    } else out.left_out.push_back(f.path);
   }
   return out;
 }

@@ -355,3 +355,11 @@ def test_a_mirror_under_a_path_prefix_gives_the_same_bytes(hub, store, tmp_path)
     (w,) = [H.read_wheel(p) for p in (tmp_path / "direct" / "dist").glob("*.whl")]
     assert w.meta("Project-URL")[-1] == f"Hub revision, https://huggingface.co/kernels/{RELU}/tree/{commit}"
     assert "127.0.0.1" not in "".join(v for _, v in w.metadata)
+
+
+def test_two_kernel_depends_of_one_name_are_refused(hub, store, tmp_path):
+    """org-a/act and org-b/act would both become 'act>=1,<2': two requirements on one name, which
+    no install can tell apart. Refused, as a collision with the framework's name is."""
+    add_hostile(store, f"{ORG}/twice", depends=[{"repo-id": ACT, "version": 1}, {"repo-id": "elsewhere/act", "version": 2}])
+    r = build(hub, tmp_path, f"{ORG}/twice", json_out=False)
+    assert r.returncode == 3 and "'act>=2,<3'" in r.output and "another kernel-depends" in r.output, str(r)

@@ -128,6 +128,7 @@ struct PlannedWheel {
   std::string package;
   VariantLayoutKind layout = VariantLayoutKind::nested;
   std::optional<KernelMetadata> metadata;
+  std::string metadata_record_hash;  // RECORD's hash of the metadata.json bytes verified and parsed
   SignatureVerdict signature;
   std::vector<std::string> ignored;
   std::map<std::string, std::string> member_sources;  // archive path -> variant-relative path

@@ -21,6 +21,9 @@
 namespace kwheel {
 
 inline constexpr const char* kSignatureFile = "metadata.json.sigstore";
+// A bundle is a few KiB (a certificate, a signature, a log entry, maybe
+// timestamps); anything near this is not one.
+inline constexpr std::uint64_t kMaxSignatureBytes = 1 << 20;
 
 struct SignatureOptions {
   sigstore::SignerPolicy signers = sigstore::SignerPolicy::kernels_default();  // + --trusted-signer

@@ -6,6 +6,10 @@
 
 #include "error_support.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/temp_dir.hpp"
+
+#include <algorithm>
+#include <fstream>
 
 using namespace kwheel;
 
@@ -102,4 +106,26 @@ TEST(KernelLayout, PackageDirectoryNamedLikeWheelMetadataIsRefused) {
     EXPECT_NE(why.find("pip refuses"), std::string::npos) << why;
     EXPECT_NE(why.find("rename the package directory"), std::string::npos) << why;
   }
+}
+
+// A nested package may carry its own metadata.json and bundle beside the
+// variant's; the wheel carries the package's, so they must be the bytes the
+// build verified, or the variant is refused.
+TEST(KernelLayout, ANestedPackagesOwnMetadataMustBeTheVariantsBytes) {
+  kwheel::TempDir d("layout");
+  auto put = [&](const std::string& name, const std::string& text) {
+    std::ofstream(d.path() / name, std::ios::binary) << text;
+    return RepoFile{"", d.path() / name, text.size(), false};
+  };
+  VariantInput v{"torch29-cxx11-cpu-x86_64-linux", {}};
+  RepoFile top = put("top.json", R"({"name": "k"})"), same = put("same.json", R"({"name": "k"})"), other = put("other.json", R"({"name": "x"})");
+  top.path = "metadata.json";
+  same.path = "k/metadata.json";
+  v.files = {{"k/__init__.py", "/nonexistent/init", 1, false}, top, same};
+  const auto paths = archive_paths(lay_out_variant(v, nullptr, "", "k"));
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), "k/metadata.json"), 1);
+  other.path = "k/metadata.json";
+  v.files = {{"k/__init__.py", "/nonexistent/init", 1, false}, top, other};
+  const std::string e = error_of(v, nullptr, "k");
+  EXPECT_NE(e.find("'k/metadata.json' differs from the variant's 'metadata.json'"), std::string::npos) << e;
 }
