@@ -1,7 +1,7 @@
 #include "kwheel/base/small_file.hpp"
 
+#include <algorithm>
 #include <fstream>
-#include <iterator>
 
 #include "kwheel/base/error.hpp"
 
@@ -24,9 +24,12 @@ std::string read_small_file(const fs::path& path, std::uint64_t limit, const std
   const auto size = fs::file_size(path, ec);
   if (ec) throw Error(ErrorKind::io, "cannot read " + named + ": " + ec.message());
   if (size > limit) throw Error(ErrorKind::input, named + " is " + std::to_string(size) + " bytes, over the " + limit_text(limit) + " limit" + then);
+  // One byte past the limit at most: a file that grew meanwhile is refused, not read to its end.
   std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) throw Error(ErrorKind::io, "cannot read " + named);
+  std::string text(static_cast<size_t>(std::min<std::uint64_t>(size, limit) + 1), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw Error(ErrorKind::io, "cannot read " + named);
+  text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > limit) throw Error(ErrorKind::input, named + " grew past the " + limit_text(limit) + " limit while it was read" + then);
   return text;
 }

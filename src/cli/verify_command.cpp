@@ -65,6 +65,8 @@ void verify_bundle(const VerifyArgs& a, const Output& out) {
     throw Error(ErrorKind::input, "verify: --key (managed keys) is not supported yet; verify keyless bundles with --certificate-identity",
                 Reason::unsupported_bundle);
   const std::string& trusted_root = a.signers.trusted_root;
+  if (a.staging && !trusted_root.empty())
+    throw Error(ErrorKind::usage, "--staging and --trusted-root each choose the trusted root; pass one of them");
   const TrustedRoot root = trusted_root.empty()
                                ? embedded_trusted_root(a.staging)
                                : parse_trusted_root(read_small_file(trusted_root, kMaxInputFile, "the trusted root"), "the trusted root '" + trusted_root + "'");
@@ -86,8 +88,10 @@ int verify_chain(const VerifyArgs& a, const Output& out) {
   if (!a.identity.empty() || !a.key.empty())
     throw Error(ErrorKind::usage, "--certificate-identity, --certificate-oidc-issuer and --key belong to verify --bundle");
   ChainOptions o;
+  if (a.staging && !a.signers.trusted_root.empty())
+    throw Error(ErrorKind::usage, "--staging and --trusted-root each choose the trusted root; pass one of them");
   o.signatures = signature_options(a.signers);
-  if (a.staging && a.signers.trusted_root.empty())
+  if (a.staging)
     o.signatures.trusted_root = std::make_shared<const TrustedRoot>(embedded_trusted_root(true));
   o.allow_unsigned = a.allow_unsigned;
   o.now = static_cast<std::int64_t>(std::time(nullptr));

@@ -48,7 +48,8 @@ std::optional<std::string> utf8_extension(X509* cert, const char* oid) {
 void collect_sans(X509* cert, std::vector<std::string>& out) {
   GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   if (!names) return;
-  ASN1_OBJECT* fulcio_othername = OBJ_txt2obj("1.3.6.1.4.1.57264.1.7", 1);
+  const std::unique_ptr<ASN1_OBJECT, OpensslFree<ASN1_OBJECT, ASN1_OBJECT_free>> othername(OBJ_txt2obj("1.3.6.1.4.1.57264.1.7", 1));
+  const ASN1_OBJECT* fulcio_othername = othername.get();
   for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
     const GENERAL_NAME* n = sk_GENERAL_NAME_value(names.get(), i);
     if (n->type == GEN_EMAIL || n->type == GEN_URI) {
@@ -58,7 +59,6 @@ void collect_sans(X509* cert, std::vector<std::string>& out) {
       out.push_back(asn1_text(n->d.otherName->value->value.utf8string));
     }
   }
-  ASN1_OBJECT_free(fulcio_othername);
 }
 
 }  // namespace
