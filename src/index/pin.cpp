@@ -75,6 +75,11 @@ Page fetch_page(const std::string& url, HttpClient* http, const std::string& wha
 }
 
 std::string join_url(const std::string& page_url, const std::string& href) {
+  // A page served over HTTP is the server's word: it may not send pin to
+  // read (or hang on) a file of this machine.
+  if (href.starts_with("file:") && !page_url.starts_with("file://"))
+    throw Error(ErrorKind::input, "index page " + display_url(page_url) + " links the local file '" + href +
+                                      "'; a page served over HTTP may link only http(s) files, so nothing is pinned from it");
   if (href.find("://") != std::string::npos) return href;
   if (page_url.starts_with("file://")) {
     fs::path base = file_url_path(page_url);

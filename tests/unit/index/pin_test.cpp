@@ -413,3 +413,11 @@ TEST(DescribedTarget, TakesMajorMinorAndRefusesOtherText) {
 
 }  // namespace
 }  // namespace kwheel
+
+TEST_F(PinOverHttp, APageServedOverHttpMayNotLinkALocalFile) {
+  // file:///dev/zero would never end; any local file would be read as a candidate.
+  index_->on(kPage, {{200, "<!DOCTYPE html>\n<html><body>\n<a href=\"file:///dev/zero#sha256=" + std::string(64, 'a') + "\">" +
+                              filename("0.1.0+torch2.7.cu126") + "</a>\n</body></html>\n", {{"content-type", "text/html"}}, "OK"}});
+  const std::string e = error_of([&] { pin(request()); }, ErrorKind::input);
+  EXPECT_NE(e.find("links the local file 'file:///dev/zero"), std::string::npos) << e;
+}
