@@ -107,6 +107,15 @@ std::vector<RepoFile> regular_files_below(const std::filesystem::path& dir) {
   return out;
 }
 
+std::string package_with_metadata(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    auto slash = p.find('/');
+    if (slash != std::string::npos && p.substr(slash + 1) == "metadata.json" && !p.substr(0, slash).ends_with(".dist-info"))
+      return p.substr(0, slash);
+  }
+  return "";
+}
+
 std::string outside_the_signed_package(const std::vector<std::string>& paths, const std::string& package, const std::string& dist_info) {
   if (package.empty()) return "";
   for (const auto& p : paths) {

@@ -34,16 +34,6 @@ ChainItem verify_variant(const VariantInput& v, const fs::path& dir, const Chain
   });
 }
 
-// The top-level directory of `paths` that holds metadata.json, or "".
-std::string package_with_metadata(const std::vector<std::string>& paths) {
-  for (const auto& p : paths) {
-    auto slash = p.find('/');
-    if (slash != std::string::npos && p.substr(slash + 1) == "metadata.json" && !p.substr(0, slash).ends_with(".dist-info"))
-      return p.substr(0, slash);
-  }
-  return "";
-}
-
 std::map<std::string, std::string> record_hashes(const std::vector<RecordEntry>& rows) {
   std::map<std::string, std::string> out;
   for (const auto& r : rows) out[r.path] = r.hash;

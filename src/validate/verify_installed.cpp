@@ -60,15 +60,6 @@ std::string installed_record_fault(const fs::path& site, const std::vector<Recor
   return "";
 }
 
-// The top-level package RECORD lists a metadata.json in, or "".
-std::string installed_package(const std::vector<RecordEntry>& rows) {
-  for (const auto& row : rows) {
-    const auto slash = row.path.find('/');
-    if (slash != std::string::npos && row.path.substr(slash + 1) == "metadata.json" && !row.path.substr(0, slash).ends_with(".dist-info"))
-      return row.path.substr(0, slash);
-  }
-  return "";
-}
 
 // RECORD's rows, less the bytecode pip compiled at install (listed without
 // a hash, in __pycache__ beside a listed source): the package's sources are
@@ -102,8 +93,9 @@ ChainItem verify_installed(const fs::path& site, const std::string& name, const 
     }
     item.passed.push_back(ChainCheck::record);
     Evidence ev;
-    ev.package = installed_package(rows);
-    if (auto why = outside_the_signed_package(installed_paths(rows), ev.package, dist_info.filename().string()); !why.empty()) {
+    const std::vector<std::string> paths = installed_paths(rows);
+    ev.package = package_with_metadata(paths);
+    if (auto why = outside_the_signed_package(paths, ev.package, dist_info.filename().string()); !why.empty()) {
       item.failed = ChainCheck::digest;
       item.why = why;
       return;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kwheel/kernel/kernel_metadata.hpp"
+#include "kwheel/validate/chain_evidence.hpp"
 #include "kwheel/validate/verify_chain.hpp"
 
 namespace kwheel {
@@ -13,13 +14,10 @@ std::string WheelSignature::summary() const {
 }
 
 std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now) {
+  const std::string package = package_with_metadata(wheel.members());
+  if (package.empty()) return std::nullopt;
   WheelSignature s;
-  for (const auto& m : wheel.members())
-    if (m.ends_with("/metadata.json") && m.find('/') == m.rfind('/') && !m.starts_with(wheel.dist_info() + "/")) {
-      s.member = m;
-      break;
-    }
-  if (s.member.empty()) return std::nullopt;
+  s.member = package + "/metadata.json";
   // The whole chain kwheel verify checks, not the bundle alone: a signed
   // metadata.json beside swapped files must not read as signed.
   ChainOptions o;

@@ -63,6 +63,10 @@ inline ChainItem checked_item(std::string name, std::string location, Body body)
 // a link points at.
 std::vector<RepoFile> regular_files_below(const std::filesystem::path& dir);
 
+// The top-level directory of `paths` (a wheel's members, RECORD's rows)
+// that holds metadata.json, or "": where a kernel's package is.
+std::string package_with_metadata(const std::vector<std::string>& paths);
+
 // What a wheel or an install may hold, since the signature covers only the
 // package's files (through metadata.json's digest): one top-level package
 // holding metadata.json, and the .dist-info kwheel writes (RECORD vouches
