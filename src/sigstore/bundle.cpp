@@ -6,6 +6,7 @@
 #include "kwheel/base/bounded_json.hpp"
 #include "kwheel/base/enum_name.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/sigstore/public_key.hpp"
 
 namespace kwheel::sigstore {
 
@@ -64,16 +65,7 @@ struct BundleField {
   BundleField item(size_t i) const { return {j[i], where + "[" + std::to_string(i) + "]"}; }
 };
 
-X509Ptr bundle_certificate(const BundleField& f) {
-  const Bytes der = f.at("rawBytes").b64();
-  const unsigned char* p = der.data();
-  X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
-  if (!cert || p != der.data() + der.size()) {
-    openssl_error();
-    throw f.error("is not a DER certificate");
-  }
-  return cert;
-}
+X509Ptr bundle_certificate(const BundleField& f) { return load_certificate_der(f.at("rawBytes").b64(), f.where); }
 
 // A self-signed CA among the bundle's certificates: the bundle offering its
 // own trust anchor. It is never trusted (chains are built only to the

@@ -28,6 +28,16 @@ EvpPkeyPtr load_spki_der(std::span<const unsigned char> der, const std::string& 
   return key;
 }
 
+X509Ptr load_certificate_der(std::span<const unsigned char> der, const std::string& what) {
+  const unsigned char* p = der.data();
+  X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  if (!cert || p != der.data() + der.size()) {
+    openssl_error();
+    throw Error(ErrorKind::input, what + " is not a DER certificate");
+  }
+  return cert;
+}
+
 EvpPkeyPtr load_public_pem(std::string_view pem, const std::string& what) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   EvpPkeyPtr key(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr);

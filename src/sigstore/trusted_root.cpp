@@ -95,16 +95,6 @@ std::vector<LogKey> log_keys(const json& root, const char* key, const std::strin
   return out;
 }
 
-X509Ptr der_certificate(std::span<const unsigned char> der, const std::string& what) {
-  const unsigned char* p = der.data();
-  X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
-  if (!cert || p != der.data() + der.size()) {
-    openssl_error();
-    throw Error(ErrorKind::input, what + " is not a DER certificate");
-  }
-  return cert;
-}
-
 std::vector<CertificateAuthority> authorities(const json& root, const char* key, const std::string& what) {
   std::vector<CertificateAuthority> out;
   const json& list = root_array(root, key, what);
@@ -118,7 +108,7 @@ std::vector<CertificateAuthority> authorities(const json& root, const char* key,
     const json& certs = root_array(chain, "certificates", where + ".certChain");
     for (size_t c = 0; c < certs.size(); ++c) {
       const std::string cw = where + ".certChain.certificates[" + std::to_string(c) + "]";
-      ca.chain.push_back(der_certificate(decode_base64(root_string(certs[c], "rawBytes", cw), cw + ".rawBytes"), cw));
+      ca.chain.push_back(load_certificate_der(decode_base64(root_string(certs[c], "rawBytes", cw), cw + ".rawBytes"), cw));
     }
     if (ca.chain.empty()) throw Error(ErrorKind::input, where + " has no certificate");
     out.push_back(std::move(ca));

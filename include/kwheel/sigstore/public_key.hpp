@@ -1,5 +1,5 @@
 #pragma once
-// Public keys as the trusted root and bundles carry them (DER
+// Public keys (and certificates) as the trusted root and bundles carry them (DER
 // SubjectPublicKeyInfo, or PEM for --key), their RFC 6962 key ID, and one
 // signature check for the three families Sigstore signs with: ECDSA
 // (P-256/P-384/P-521, hash by curve or by the key's declared details),
@@ -16,6 +16,9 @@ namespace kwheel::sigstore {
 // Throws Error(input) naming `what` when the bytes are not a public key.
 EvpPkeyPtr load_spki_der(std::span<const unsigned char> der, const std::string& what);
 EvpPkeyPtr load_public_pem(std::string_view pem, const std::string& what);
+// A whole DER certificate (nothing after it): the trusted root's CAs and
+// TSAs, and a bundle's signing certificate. Error(input) naming `what`.
+X509Ptr load_certificate_der(std::span<const unsigned char> der, const std::string& what);
 
 // SHA-256 of the DER SubjectPublicKeyInfo: how Rekor and CT name a key.
 Bytes key_id(EVP_PKEY* key);
