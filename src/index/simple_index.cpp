@@ -239,10 +239,11 @@ std::vector<std::string> gpu_code_of(const WheelArchive& wheel) {
 }
 
 // Who signed the wheel's metadata.json, checked as a build checks it; a
-// wheel kwheel did not build says so.
+// wheel kwheel did not build says so. Every wheel of a site had its RECORD
+// checked when it joined, and its sha256 checked on every run since.
 std::string signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
   try {
-    const auto s = wheel_signature(wheel, options, std::time(nullptr));
+    const auto s = wheel_signature(wheel, options, std::time(nullptr), /*record_verified=*/true);
     return s ? s->summary() : "no kernel metadata";
   } catch (const Error& e) {
     return "unreadable: " + std::string(e.what());  // the wheel is still indexed, as with its GPU code

@@ -13,7 +13,8 @@ std::string WheelSignature::summary() const {
   return verdict ? verdict->describe() : "unsigned";
 }
 
-std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now) {
+std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now,
+                                              bool record_verified) {
   const std::string package = package_with_metadata(wheel.members());
   if (package.empty()) return std::nullopt;
   WheelSignature s;
@@ -24,6 +25,7 @@ std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const S
   o.signatures = options;
   o.allow_unsigned = true;  // the caller shows who signed, or that nobody did
   o.now = now;
+  o.record_verified = record_verified;
   const ChainItem item = verify_wheel(wheel.path(), o);
   if (!item.ok()) {
     s.error = std::string(check_name(*item.failed)) + ": " + item.why;

@@ -35,6 +35,10 @@ struct ChainOptions {
   SignatureOptions signatures;  // --trusted-signer, --trusted-root; `require` is not used: allow_unsigned decides
   bool allow_unsigned = false;  // --allow-unsigned: an item no trusted signer vouches for passes (a broken chain never does)
   std::int64_t now = 0;         // wall-clock seconds, for certificate validity
+  // The caller already held a wheel's members to its RECORD (kwheel index
+  // does when a wheel joins the site, and its sha256 on every run since):
+  // hashing every member again would only repeat that.
+  bool record_verified = false;
 };
 
 struct ChainItem {

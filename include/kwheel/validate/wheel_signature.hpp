@@ -24,6 +24,8 @@ struct WheelSignature {
 // The wheel's top-level package metadata.json, its signature and the
 // files it vouches for, checked at `now` (`options.require` is ignored: the
 // caller decides); nullopt for a wheel that carries no metadata.json.
-std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now);
+// `record_verified`: the caller already held the members to RECORD.
+std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now,
+                                              bool record_verified = false);
 
 }  // namespace kwheel
