@@ -51,6 +51,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from elfgen import shared_object  # noqa: E402
+from local_servers import free_port, stop, wait_listening  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 KWHEEL = os.environ.get("KWHEEL_BIN") or str(ROOT / "build" / "kwheel")
@@ -107,38 +108,6 @@ def kwheel_json(*args, env=None) -> tuple[subprocess.CompletedProcess, dict]:
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(proc: subprocess.Popen, port: int, what: str, deadline_s: float = 30) -> None:
-    """Ready when a TCP connect succeeds; fails at once if the server died."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            try:
-                proc.wait(timeout=0.05)  # returns only if the server exited
-                pytest.fail(f"{what} exited with {proc.returncode} before listening")
-            except subprocess.TimeoutExpired:
-                pass
-    pytest.fail(f"{what} did not listen on port {port} within {deadline_s} s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def pip_pick(index_url: str, requirement: str, *extra: str) -> dict:
