@@ -9,6 +9,7 @@
 #include "kwheel/base/digest.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/temp_dir.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 #include "kwheel/hub/http.hpp"
 #include "kwheel/index/simple_page.hpp"
@@ -146,6 +147,39 @@ struct CandidateMetadata {
   std::string missing;  // when there is no text
 };
 
+// Most private indexes (pypiserver, Artifactory, Nexus) serve no PEP 658
+// metadata. pip then reads METADATA from the wheel itself, and so does pin:
+// fetched once into a directory that vanishes, and held to the page's sha256
+// (and the size the server announces, under a cap) before a byte is read.
+constexpr uint64_t kMaxPinnedWheel = uint64_t{4} << 30;
+
+CandidateMetadata metadata_from_wheel(const IndexFile& f, HttpClient& http) {
+  if (f.sha256.size() != 64)
+    return {std::nullopt, "the index gives neither PEP 658 metadata nor a sha256 for it, so its Hub commit cannot be trusted; pin --lock from a directory or a kwheel index"};
+  const HttpResponse head = http.get(f.url, true);
+  const std::string length = head.header("content-length");
+  if (head.status != 200 || length.empty() || length.size() > 12 || length.find_first_not_of("0123456789") != std::string::npos)
+    return {std::nullopt, "the index serves no PEP 658 metadata for it, and fetching the wheel to read its METADATA failed (HEAD " +
+                              display_url(f.url) + ": HTTP " + std::to_string(head.status) +
+                              (length.empty() ? ", no Content-Length" : "") + "); pin --lock from a directory or a kwheel index"};
+  const uint64_t size = std::stoull(length);
+  if (size > kMaxPinnedWheel)
+    throw Error(ErrorKind::input, f.filename + " at " + display_url(f.url) + " is " + std::to_string(size) +
+                                      " bytes, over the 4 GiB pin reads to find its METADATA; pin --lock from a directory of the wheels");
+  const TempDir dir("pin-wheel");
+  DownloadJob job;
+  job.url = f.url;
+  // The reader takes the wheel's own name; a candidate's name is a parsed
+  // wheel filename, which holds no path separator.
+  job.partial = dir.path() / "wheel.part";
+  job.dest = dir.path() / fs::path(f.filename).filename();
+  job.size = size;
+  job.sha256 = ascii_lower(f.sha256);
+  job.label = f.filename;
+  http.download({job}, 1);
+  return {WheelArchive(job.dest).metadata_text(), ""};
+}
+
 // From the wheel itself where it is a local file (its bytes checked against
 // the page's sha256 when a file:// page gave one), else from its PEP 658
 // .metadata companion, checked against the page's metadata sha256. A page
@@ -159,7 +193,8 @@ CandidateMetadata candidate_metadata(const IndexFile& f, HttpClient* http) {
   }
   const std::string fix = "; pin --lock from a directory or a kwheel index";
   const CandidateMetadata none{std::nullopt, "the index serves no PEP 658 metadata for it, so its Hub commit is unknown" + fix};
-  if (!f.metadata_sha256 || !http) return none;
+  if (!http) return none;
+  if (!f.metadata_sha256) return metadata_from_wheel(f, *http);
   if (f.metadata_sha256->empty()) return {std::nullopt, "the index gives no sha256 for its PEP 658 metadata, so its Hub commit cannot be trusted" + fix};
   HttpResponse r = http->get(url + ".metadata", false, 1 << 20);
   if (r.status != 200) return none;
