@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -351,6 +353,53 @@ def test_pin_lock_refuses_a_pep658_metadata_file_the_page_does_not_hash_to(hub, 
     assert f"lock entry '{RELU}'" in line and v2_cuda.name + ".metadata" in line, line
     assert f"the page gives sha256 {page_sha}, the served bytes have sha256 {served_sha}" in line, line
     assert any(p.endswith(".whl.metadata") for p in seen), seen
+
+
+def without_pep658(site: Path) -> None:
+    """The site as pypiserver, Artifactory or Nexus serve it: no .metadata files, no attribute."""
+    for m in (site / "files").glob("*.metadata"):
+        m.unlink()
+    for page in (site / "simple").rglob("index.html"):
+        page.write_text(re.sub(r' data-(?:dist-info|core)-metadata="[^"]*"', "", page.read_text()))
+    for page in (site / "simple").rglob("index.json"):
+        page.unlink()
+
+
+def test_pin_lock_without_pep658_reads_the_wheel_the_page_hashes(hub, store, env, tmp_path):
+    """An index with no PEP 658 metadata: pin fetches the fitting wheels, as pip would, and learns
+    each one's commit from its own METADATA, once its bytes match the page's sha256."""
+    v1 = store["relu"].versions[1]
+    lock = legacy_lock({RELU: v1}, tmp_path / "kernels.lock")
+    site = relu_site(env, tmp_path)
+    without_pep658(site)
+    seen: list[str] = []
+    _, pin = pin_over_http(site, seen, "--lock", lock, "--torch", "2.7", "--cuda", "12.6", env=env)
+    assert pin.returncode == 0, str(pin)
+    [v1_cuda] = [p.name for p in (site / "files").glob("my_relu-1.*cu126*.whl")]
+    assert v1_cuda in pin.stdout, pin.stdout
+    fetched = [urllib.parse.unquote(p) for p in seen]
+    assert f"/files/{v1_cuda}" in fetched and not any(p.endswith(".metadata") for p in fetched), fetched
+
+
+def test_pin_lock_without_pep658_refuses_a_wheel_the_page_does_not_hash_to(hub, store, env, tmp_path):
+    """v2's wheel replaced by v1's bytes (the locked commit A) under v2's name: its METADATA would
+    say commit A. The page still gives v2's sha256, so the pin fails, naming the file."""
+    v1 = store["relu"].versions[1]
+    lock = legacy_lock({RELU: v1}, tmp_path / "kernels.lock")
+    site = relu_site(env, tmp_path)
+    without_pep658(site)
+    files = site / "files"
+    [v2_cuda] = [p for p in files.glob("my_relu-2.*cu126*.whl")]
+    [v1_cuda] = [p for p in files.glob("my_relu-1.*cu126*.whl")]
+    v1_cuda.unlink()  # only the impostor fits now
+    v2_cuda.write_bytes((tmp_path / "dist" / v1_cuda.name).read_bytes())
+    seen: list[str] = []
+    _, pin = pin_over_http(site, seen, "--lock", lock, "--torch", "2.7", "--cuda", "12.6", env=env)
+    # The transfer cannot tell tampering from corruption on the way, so it is retried, then fails
+    # as a download does (exit 4), naming the file and both hashes; nothing is pinned.
+    assert pin.returncode == 4 and pin.stdout.count("==") == 0, str(pin)
+    [line] = [l for l in pin.stderr.splitlines() if "sha256 mismatch" in l]
+    assert v2_cuda.name in line and hashlib.sha256(v2_cuda.read_bytes()).hexdigest() in line, line
 
 
 def test_lock_naming_a_missing_commit_or_repo(hub, store, env, tmp_path):
