@@ -11,7 +11,7 @@ apache-tvm-ffi wheels on PyPI. Without network every test here skips, saying so.
   the one the GPU machine runs on its torch and nvidia-* libraries. No wheel
   here carries a family (`f`) entry, so the nvcc-written fatbins of
   tests/fuzz/seeds/fatbin/ are also wrapped into a real object and compared,
-  `-res-usage` included (it names the `f` as `-sass` does).
+  `-res-usage` and `-sass` included.
 * The manylinux verdict on each wheel against `auditwheel show` (6.8.2).
 * Each finding of issue #32 rebuilt from real objects, asserting what the
   issue demands. Fixes land from other branches; until they are merged here
@@ -20,10 +20,9 @@ apache-tvm-ffi wheels on PyPI. Without network every test here skips, saying so.
 
 from __future__ import annotations
 
-import collections
 import json
+import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +109,7 @@ def host_object() -> Path:
 def test_nvcc_fatbins_in_a_real_object_agree_with_cuobjdump(kwheel_bin, cuobjdump, host_object, tmp_path, seed):
     """nvcc's sections (sm_100f, sm_103f, compute_100f, sm_100a, compressed
     ones) as the .nv_fatbin of a real host object. -lelf names sm_100f
-    `sm_100`; the dump headers and -res-usage keep the `f`, as kwheel does."""
+    `sm_100`; the dump headers, -res-usage and -sass keep the `f`, as kwheel does."""
     so = tmp_path / f"{seed.stem}.so"
     subprocess.run(["objcopy", "--add-section", f".nv_fatbin={seed}", "--set-section-flags", ".nv_fatbin=contents,readonly",
                     str(host_object), str(so)], check=True)
@@ -119,9 +118,12 @@ def test_nvcc_fatbins_in_a_real_object_agree_with_cuobjdump(kwheel_bin, cuobjdum
     oracle = cmp.run_cuobjdump(cuobjdump, so)
     verdict, details = cmp.compare(entries, oracle)
     assert verdict == "agree", "\n".join(details)
-    res = subprocess.run([cuobjdump, "-res-usage", str(so)], capture_output=True, text=True, check=True).stdout
-    assert [e.target for e in cmp.parse_dump(res) if e.target.startswith("sm_")] == \
-        [e.target for e in entries if e.target.startswith("sm_")]
+    # -res-usage and -sass (which runs nvdisasm from beside cuobjdump) name each cubin's arch with its suffix.
+    sass = [e.target for e in entries if e.target.startswith("sm_")]
+    env = {**os.environ, "PATH": f"{Path(cuobjdump).parent}:{os.environ.get('PATH', '')}"}
+    for option in ("-res-usage", "-sass"):
+        out = subprocess.run([cuobjdump, option, str(so)], capture_output=True, text=True, check=True, env=env).stdout
+        assert [e.target for e in cmp.parse_dump(out) if e.target.startswith("sm_")] == sass, option
 
 
 def test_gpu_script_on_the_corpus(kwheel_bin, cuobjdump, tmp_path):
