@@ -80,6 +80,14 @@ std::string describe(const std::string& name, const std::string& package, const 
          "`; it needs the torch and compute backend named in this wheel's local version label.\n";
 }
 
+// An object Python's import (or the loader, for a library it needs) would
+// refuse: the wheel would install and then fail at import, so none is built.
+Error unloadable(const Variant& variant, const std::string& member, const std::string& why, const std::string& fix) {
+  std::string msg = "variant '";
+  msg.append(variant.str()).append("': '").append(member).append("' is ").append(why).append("; ").append(fix);
+  return Error(ErrorKind::input, msg.append(", or leave it out of the variant"));
+}
+
 // Every shared object of a Linux variant, each read once: its ELF facts
 // decide the platform tag, its GPU code is audited against metadata.json.
 struct VariantObjects {
@@ -95,6 +103,8 @@ VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not an ELF shared object; the build is broken or the file is not what its name says");
     const MappedFile file(m.source);
     ElfInfo e = parse_elf(file.bytes(), m.source.string());
+    if (auto why = load_refusal(e, m.archive_path.ends_with(".so") ? LoadedAs::dlopen : LoadedAs::needed))
+      throw unloadable(variant, m.archive_path, *why, "link it as a shared library (-shared, not -pie)");
     ObjectGpuCode code = read_gpu_code(file.bytes(), e, m.source.string());
     e.name = code.file = m.archive_path;  // reports name the member, errors above the file
     out.elves.push_back(std::move(e));
@@ -114,6 +124,7 @@ MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, co
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a Mach-O object; the build is broken or the file is not what its name says");
     MachOInfo info = parse_macho(file.bytes(), m.source.string());
     info.name = m.archive_path;
+    if (auto why = load_refusal(info)) throw unloadable(variant, m.archive_path, *why, "link it with -bundle or -dynamiclib");
     objects.push_back(std::move(info));
   }
   std::optional<MacosVersion> requested;
@@ -131,6 +142,7 @@ void check_windows_objects(const Variant& variant, const PlannedWheel& plan) {
     if (!is_pe_file(m.source))
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a PE image; the build is broken or the file is not what its name says");
     const PeInfo pe = read_pe(m.source);
+    if (auto why = load_refusal(pe)) throw unloadable(variant, m.archive_path, *why, "link it as a DLL (-shared, or link.exe /DLL)");
     if (pe.arch != want)
       throw Error(ErrorKind::policy, "variant '" + variant.str() + "': '" + m.archive_path + "' is a PE image for " + pe.arch + ", not " + want +
                                          "; rebuild it for " + want + " or build the variant that matches it");

@@ -7,6 +7,7 @@ binaries are real: clang with ld64.lld / lld-link builds them (elfgen).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -113,3 +114,93 @@ def test_inspect_shows_mach_o_evidence_and_an_undertagged_wheel(kwheel_bin, tmp_
     assert doc["ok"] is False and doc["macos"]["tag"] == "macosx_14_0_arm64"
     assert doc["problems"] == ["tagged macOS 12.0 but relu/_relu_0123abc.abi3.so needs macOS 14.0 (LC_BUILD_VERSION); "
                                "rebuild the wheel (kwheel tags it macosx_14_0_arm64)"]
+
+
+# --------------------------------------------------------------------------- issue 32 #7: objects no loader loads
+
+LINUX = "torch211-cxx11-cpu-x86_64-linux"
+KERNEL_C = "int kwheel_fixture_kernel(int x) { return 2 * x + 1; }\nint main(void) { return kwheel_fixture_kernel(0); }\n"
+
+
+def cc(tmp_path: Path, *flags: str, compiler: list[str] | None = None) -> bytes:
+    """KERNEL_C compiled and linked with `flags` (the host cc unless `compiler`)."""
+    d = tmp_path / "cc"
+    d.mkdir(exist_ok=True)
+    (d / "k.c").write_text(KERNEL_C)
+    subprocess.run([*(compiler or ["cc"]), *flags, "k.c", "-o", "out"], cwd=d, check=True, capture_output=True)
+    return (d / "out").read_bytes()
+
+
+def dlopen_error(tmp_path: Path, binary: bytes) -> str | None:
+    """glibc's own words when its dlopen refuses `binary` (the oracle), else None."""
+    f = tmp_path / "dlopen-probe.so"
+    f.write_bytes(binary)
+    try:
+        ctypes.CDLL(str(f))
+    except OSError as e:
+        return str(e).rsplit(": ", 1)[1]
+    return None
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["-no-pie"], "is an executable (ET_EXEC)"),
+    (["-fPIE", "-pie"], "is a position-independent executable (DF_1_PIE)"),
+    (["-c", "-fPIC"], "is ELF type 1, not a shared object (ET_DYN)"),
+    (["-shared", "-fPIC", "-Wl,-z,nodlopen"], "is linked with -z nodlopen (DF_1_NOOPEN)"),
+    (["-shared", "-fPIC"], None),
+], ids=["exec", "pie", "object", "nodlopen", "shared-object"])
+def test_an_object_the_loader_refuses_is_refused_naming_it(kwheel_bin, tmp_path, flags, says):
+    binary = cc(tmp_path, *flags)
+    loader = dlopen_error(tmp_path, binary)
+    assert (loader is None) == (says is None), loader
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    before = tree_state(dist)
+    r = build(kwheel_bin, repo_with(tmp_path, LINUX, binary), dist)
+    if says is None:
+        assert r.returncode == 0, r.stdout + r.stderr
+        return
+    assert r.returncode == 3, r.stdout + r.stderr
+    err = json.loads(r.stdout)["variants"][0]["error"]
+    assert f"variant '{LINUX}': 'relu/_relu_0123abc.abi3.so' {says}" in err, err
+    assert f'"{loader}"' in err, (loader, err)  # glibc's words, quoted
+    assert err.endswith("or leave it out of the variant") and "\n" not in err
+    assert tree_state(dist) == before
+
+
+def test_a_library_only_needed_may_forbid_dlopen(kwheel_bin, tmp_path):
+    """-z nodlopen stops dlopen, not DT_NEEDED: a libhelper.so.1 beside the extension may carry it."""
+    repo = tmp_path / "relu"
+    files = kr.demo_package("relu", "x")
+    files["_relu_0123abc.abi3.so"] = cc(tmp_path, "-shared", "-fPIC")
+    files["libhelper.so.1"] = cc(tmp_path, "-shared", "-fPIC", "-Wl,-z,nodlopen")
+    kr.write_variant(repo, LINUX, layout="flat", name="relu", kernel_id="_relu_0123abc", files=files)
+    r = build(kwheel_bin, repo, tmp_path / "dist")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_windows_executable_is_refused_as_an_extension(kwheel_bin, tmp_path):
+    exe = cc(tmp_path, "--target=x86_64-pc-windows-msvc", "-fuse-ld=lld", "-nostdlib", "-Wl,/entry:kwheel_fixture_kernel",
+             "-Wl,/subsystem:console", compiler=["clang"])
+    r = build(kwheel_bin, repo_with(tmp_path, WINDOWS, exe, "_relu_0123abc.pyd"), tmp_path / "dist")
+    assert r.returncode == 3, r.stdout + r.stderr
+    err = json.loads(r.stdout)["variants"][0]["error"]
+    assert "'relu/_relu_0123abc.pyd' is an executable image (no IMAGE_FILE_DLL in its characteristics), not a DLL" in err, err
+    assert "link it as a DLL" in err
+
+
+def test_a_mach_o_executable_is_refused_and_a_bundle_is_not(kwheel_bin, tmp_path):
+    ld64 = subprocess.run(["clang", "-print-prog-name=ld64.lld"], capture_output=True, text=True, check=True).stdout.strip()
+    d = tmp_path / "macho"
+    d.mkdir()
+    (d / "k.c").write_text(KERNEL_C)
+    subprocess.run(["clang", "--target=arm64-apple-macos11.0", "-c", "k.c", "-o", "k.o"], cwd=d, check=True)
+    for kind in ("-execute", "-bundle"):
+        subprocess.run([ld64, kind, "-arch", "arm64", "-platform_version", "macos", "11.0", "11.0", "k.o", "-o", kind[1:]],
+                       cwd=d, check=True)
+    bad = build(kwheel_bin, repo_with(tmp_path / "a", CPU_MAC, (d / "execute").read_bytes()), tmp_path / "dist")
+    assert bad.returncode == 3, bad.stdout + bad.stderr
+    err = json.loads(bad.stdout)["variants"][0]["error"]
+    assert "'relu/_relu_0123abc.abi3.so' is an executable (MH_EXECUTE), not a dylib or bundle" in err, err
+    good = build(kwheel_bin, repo_with(tmp_path / "b", CPU_MAC, (d / "bundle").read_bytes()), tmp_path / "dist")
+    assert good.returncode == 0, good.stdout + good.stderr
