@@ -7,7 +7,9 @@ binaries are real: clang with ld64.lld / lld-link builds them (elfgen).
 
 from __future__ import annotations
 
+import base64
 import ctypes
+import hashlib
 import json
 import subprocess
 import sys
@@ -15,12 +17,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from email.parser import Parser
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "hub"))
 import kernel_repos as kr  # noqa: E402
 from conftest import clean_env  # noqa: E402
-from elfgen import macho_object, pe_dll  # noqa: E402
+from elfgen import macho_object, pe_dll, shared_object  # noqa: E402
 from kwheel_fixtures import tree_state  # noqa: E402
 
 CPU_MAC = "torch211-cpu-aarch64-darwin"
@@ -204,3 +209,49 @@ def test_a_mach_o_executable_is_refused_and_a_bundle_is_not(kwheel_bin, tmp_path
     assert "'relu/_relu_0123abc.abi3.so' is an executable (MH_EXECUTE), not a dylib or bundle" in err, err
     good = build(kwheel_bin, repo_with(tmp_path / "b", CPU_MAC, (d / "bundle").read_bytes()), tmp_path / "dist")
     assert good.returncode == 0, good.stdout + good.stderr
+
+
+def stub_torch_wheel(out: Path, version: str) -> Path:
+    """A distribution named torch at `version` (an empty package), for pip to hold a kernel wheel's requirement against."""
+    out.mkdir(parents=True, exist_ok=True)
+    wheel = out / f"torch-{version}-py3-none-any.whl"
+    files = {"torch/__init__.py": f"__version__ = {version!r}\n".encode(),
+             f"torch-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n".encode(),
+             f"torch-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()},{len(b)}" for p, b in files.items()]
+    files[f"torch-{version}.dist-info/RECORD"] = ("\n".join(record + [f"torch-{version}.dist-info/RECORD,,"]) + "\n").encode()
+    with zipfile.ZipFile(wheel, "w") as z:
+        for p, b in files.items():
+            z.writestr(p, b)
+    return wheel
+
+
+def test_a_stable_abi_wheel_requires_the_torch_kernels_loads_it_into(kwheel_bin, tmp_path, venv_python):
+    variant = "torch-stable-abi211-cpu-x86_64-linux"
+    r = build(kwheel_bin, repo_with(tmp_path, variant, shared_object()), tmp_path / "dist")
+    assert r.returncode == 0, r.stdout + r.stderr
+    wheel = Path(json.loads(r.stdout)["variants"][0]["wheel"])
+    with zipfile.ZipFile(wheel) as z:
+        meta = next(z.read(n) for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+    (req,) = [Requirement(v) for v in Parser().parsestr(meta.decode()).get_all("Requires-Dist") if v.startswith("torch")]
+    assert req.name == "torch"
+
+    # kernels 0.17.2 decides which torch loads the variant; the requirement must say the same.
+    from kernels.backends import CPU
+    from kernels.variants import parse_variant as kernels_variant, _resolve_variant_for_system
+    for torch in ["1.13", "2.9", "2.10", "2.11", "2.12", "3.0"]:
+        accepted, _ = _resolve_variant_for_system([kernels_variant(variant)], CPU(), "x86_64", "linux",
+                                                  Version(torch), True, None)
+        assert bool(accepted) == req.specifier.contains(f"{torch}.0"), (torch, str(req))
+
+    # pip refuses the wheel beside torch 1.13, and takes it beside 2.11.
+    for torch, ok in (("1.13.0", False), ("2.11.0", True)):
+        venv = tmp_path / f"venv-{torch}"
+        subprocess.run([str(venv_python), "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        pip = [str(venv_python), "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--isolated", "--no-index",
+               "--disable-pip-version-check", "--no-cache-dir", "-q"]
+        subprocess.run([*pip, str(stub_torch_wheel(tmp_path / "stubs", torch))], check=True, capture_output=True, timeout=300)
+        p = subprocess.run([*pip, "--find-links", str(wheel.parent), str(wheel)], capture_output=True, text=True, timeout=300)
+        assert (p.returncode == 0) == ok, p.stdout + p.stderr
+        if not ok:
+            assert "torch>=2.11" in p.stderr, p.stderr
