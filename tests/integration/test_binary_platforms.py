@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from email.parser import Parser
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.tags import cpython_tags
+from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -255,3 +258,51 @@ def test_a_stable_abi_wheel_requires_the_torch_kernels_loads_it_into(kwheel_bin,
         assert (p.returncode == 0) == ok, p.stdout + p.stderr
         if not ok:
             assert "torch>=2.11" in p.stderr, p.stderr
+
+
+# --------------------------------------------------------------------------- modules named for one CPython
+
+
+def repo_with_modules(tmp_path: Path, names: list[str]) -> Path:
+    repo = tmp_path / "relu"
+    files = kr.demo_package("relu", "x", so=shared_object())
+    for n in names:
+        files[n] = shared_object()
+    kr.write_variant(repo, LINUX, layout="flat", name="relu", kernel_id="_relu_0123abc", files=files)
+    return repo
+
+
+def test_a_module_named_for_one_cpython_tags_the_wheel_for_it(kwheel_bin, tmp_path):
+    module = "_C_mxfp8.cpython-310-x86_64-linux-gnu.so"
+    r = build(kwheel_bin, repo_with_modules(tmp_path, [module]), tmp_path / "dist")
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = json.loads(r.stdout)["variants"][0]
+    _, _, _, tags = parse_wheel_filename(v["filename"])
+    # packaging's own tag lists: CPython 3.10 installs it, 3.9 and 3.11 do not.
+    for py, fits in (((3, 10), True), ((3, 9), False), ((3, 11), False)):
+        supported = set(cpython_tags(py, platforms=["manylinux_2_5_x86_64"]))
+        assert bool(tags & supported) == fits, (py, v["filename"])
+    assert v["cpython_module"] == f"relu/{module}"
+    assert f"variant '{LINUX}' is tagged cp310-cp310, not abi3: 'relu/{module}'" in r.stderr, r.stderr
+    with zipfile.ZipFile(v["wheel"]) as z:
+        meta = Parser().parsestr(next(z.read(n) for n in z.namelist() if n.endswith(".dist-info/METADATA")).decode())
+    assert SpecifierSet(meta["Requires-Python"]).contains("3.10.4") and not SpecifierSet(meta["Requires-Python"]).contains("3.11.0")
+
+
+@pytest.mark.parametrize("names, extra, says", [
+    (["_a.cpython-310-x86_64-linux-gnu.so", "_b.cpython-311-x86_64-linux-gnu.so"], [],
+     "'relu/_b.cpython-311-x86_64-linux-gnu.so' is named for cp311 and 'relu/_a.cpython-310-x86_64-linux-gnu.so' for cp310"),
+    (["_a.cpython-310-aarch64-linux-gnu.so"], [],
+     "'relu/_a.cpython-310-aarch64-linux-gnu.so' is named for CPython on aarch64-linux-gnu, which the linux x86_64 CPython never imports"),
+    (["_a.cpython-310-x86_64-linux-gnu.so"], ["--min-python", "3.11"],
+     "'relu/_a.cpython-310-x86_64-linux-gnu.so' is named for cp310, older than --min-python 3.11"),
+], ids=["two-pythons", "other-platform", "below-min-python"])
+def test_modules_named_for_no_one_wheel_are_refused(kwheel_bin, tmp_path, names, extra, says):
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    r = build(kwheel_bin, repo_with_modules(tmp_path, names), dist, *extra)
+    assert r.returncode == 3, r.stdout + r.stderr
+    err = json.loads(r.stdout)["variants"][0]["error"]
+    assert says in err, err
+    assert "rename it to <module>.abi3.so" in err and "\n" not in err
+    assert list(dist.iterdir()) == []
