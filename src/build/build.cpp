@@ -19,6 +19,7 @@
 #include "kwheel/wheel/deflate.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
 #include "kwheel/base/digest.hpp"
+#include "kwheel/evidence/abi3.hpp"
 #include "kwheel/evidence/elf.hpp"
 #include "kwheel/base/enum_name.hpp"
 #include "kwheel/base/error.hpp"
@@ -80,6 +81,14 @@ std::string describe(const std::string& name, const std::string& package, const 
          "`; it needs the torch and compute backend named in this wheel's local version label.\n";
 }
 
+// An object Python's import (or the loader, for a library it needs) would
+// refuse: the wheel would install and then fail at import, so none is built.
+Error unloadable(const Variant& variant, const std::string& member, const std::string& why, const std::string& fix) {
+  std::string msg = "variant '";
+  msg.append(variant.str()).append("': '").append(member).append("' is ").append(why).append("; ").append(fix);
+  return Error(ErrorKind::input, msg.append(", or leave it out of the variant"));
+}
+
 // Every shared object of a Linux variant, each read once: its ELF facts
 // decide the platform tag, its GPU code is audited against metadata.json.
 struct VariantObjects {
@@ -95,6 +104,8 @@ VariantObjects read_objects(const Variant& variant, const PlannedWheel& plan) {
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not an ELF shared object; the build is broken or the file is not what its name says");
     const MappedFile file(m.source);
     ElfInfo e = parse_elf(file.bytes(), m.source.string());
+    if (auto why = load_refusal(e, m.archive_path.ends_with(".so") ? LoadedAs::dlopen : LoadedAs::needed))
+      throw unloadable(variant, m.archive_path, *why, "link it as a shared library (-shared, not -pie)");
     ObjectGpuCode code = read_gpu_code(file.bytes(), e, m.source.string());
     e.name = code.file = m.archive_path;  // reports name the member, errors above the file
     out.elves.push_back(std::move(e));
@@ -114,6 +125,7 @@ MacosReport darwin_evidence(const Variant& variant, const PlannedWheel& plan, co
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a Mach-O object; the build is broken or the file is not what its name says");
     MachOInfo info = parse_macho(file.bytes(), m.source.string());
     info.name = m.archive_path;
+    if (auto why = load_refusal(info)) throw unloadable(variant, m.archive_path, *why, "link it with -bundle or -dynamiclib");
     objects.push_back(std::move(info));
   }
   std::optional<MacosVersion> requested;
@@ -131,10 +143,52 @@ void check_windows_objects(const Variant& variant, const PlannedWheel& plan) {
     if (!is_pe_file(m.source))
       throw Error(ErrorKind::input, "variant '" + variant.str() + "': '" + m.archive_path + "' is not a PE image; the build is broken or the file is not what its name says");
     const PeInfo pe = read_pe(m.source);
+    if (auto why = load_refusal(pe)) throw unloadable(variant, m.archive_path, *why, "link it as a DLL (-shared, or link.exe /DLL)");
     if (pe.arch != want)
       throw Error(ErrorKind::policy, "variant '" + variant.str() + "': '" + m.archive_path + "' is a PE image for " + pe.arch + ", not " + want +
                                          "; rebuild it for " + want + " or build the variant that matches it");
   }
+}
+
+// CPython's platform part of an extension suffix on the variant's OS and CPU
+// (sysconfig's SOABI / EXT_SUFFIX there).
+std::string cpython_platform(const Variant& v) {
+  const bool arm = v.cpu == "aarch64" || v.cpu == "arm64";
+  if (v.os == "darwin") return "darwin";
+  if (v.os == "windows") return arm ? "win_arm64" : "win_amd64";
+  return (arm ? std::string("aarch64") : v.cpu) + "-linux-gnu";
+}
+
+// A module named for one CPython ("_C.cpython-310-x86_64-linux-gnu.so") is
+// imported by that CPython alone: the wheel is tagged for it (cp310-cp310),
+// not abi3, which pip would install on every Python 3 to fail at import.
+// Names for two CPythons, for another platform, or below --min-python fit
+// no one wheel and are refused (docs/wheel-naming.md, "Python/ABI").
+void tag_for_named_cpython(const Variant& variant, PlannedWheel& plan, const BuildOptions& o) {
+  const auto fail = [&](const std::string& member, std::string why) {
+    std::string msg = "variant '";
+    msg.append(variant.str()).append("': '").append(member).append("' ").append(why);
+    return Error(ErrorKind::input, msg.append("; rename it to <module>.abi3.so if it uses only the stable ABI, or build one variant per Python"));
+  };
+  std::optional<CpythonSuffix> first;
+  for (const auto& m : plan.contents.members) {
+    const auto s = cpython_suffix(m.archive_path);
+    if (!s) continue;
+    if (s->platform != cpython_platform(variant))
+      throw fail(m.archive_path, "is named for CPython on " + s->platform + ", which the " + variant.os + " " + variant.cpu + " CPython never imports");
+    if (!first) {
+      first = s;
+      plan.cpython_module = m.archive_path;
+    } else if (s->abi_tag() != first->abi_tag()) {
+      throw fail(m.archive_path, "is named for " + s->abi_tag() + " and '" + plan.cpython_module + "' for " + first->abi_tag() + ": no one wheel is imported by both");
+    }
+  }
+  if (!first) return;
+  // compute_tags has checked --min-python is 3.N.
+  if (first->minor < std::stoul(o.tags.min_python.substr(2)))
+    throw fail(plan.cpython_module, "is named for " + first->abi_tag() + ", older than --min-python " + o.tags.min_python);
+  plan.tags.python = first->python_tag();
+  plan.tags.abi = first->abi_tag();
 }
 
 // The platform tag a Linux variant may claim, read from its ELF files the
@@ -382,6 +436,7 @@ CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, con
   md.version = plan.version;
   md.summary = plan.dist_name + " kernel for " + (variant.is_noarch() ? "torch (" + variant.noarch + ", pure Python)" : variant.str());
   md.requires_python = variant.is_noarch() ? ">=3.9" : ">=" + o.tags.min_python;
+  if (!plan.cpython_module.empty()) md.requires_python = "==3." + plan.tags.python.substr(3) + ".*";
   md.requires_dist = {plan.tags.requires_dist};
   if (plan.metadata) {
     for (auto& r : python_requirements(*plan.metadata, backend_of(variant, plan.metadata), where)) md.requires_dist.push_back(r);
@@ -422,6 +477,7 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
     plan.contents.members.push_back({m.archive_path, m.file->source, m.file->size, m.file->executable});
     plan.member_sources[m.archive_path] = m.file->path;
   }
+  if (!variant.is_noarch()) tag_for_named_cpython(variant, plan, o);
   if (!variant.is_noarch() && variant.os == "linux") {
     VariantObjects objects = read_objects(variant, plan);
     ManylinuxReport evidence = platform_evidence(variant, objects.elves, plan, o);
@@ -497,6 +553,7 @@ void stage_variant(const VariantInput& input, const BuildOptions& o, StagedBuild
     r.platform = plan.platform;
     r.gpu = plan.gpu;
     r.macos = plan.macos;
+    r.cpython_module = plan.cpython_module;
     r.wheel = o.out_dir / plan.filename;
     build.fingerprints[i] = input_fingerprint(plan, o);
     if (auto state = kept_wheel(r.wheel, build.fingerprints[i], o, build.digests_taken[i])) {
@@ -627,6 +684,7 @@ nlohmann::json to_json(const VariantResult& r) {
     }
     if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
     if (r.macos) j["macos"] = to_json(*r.macos);
+    if (!r.cpython_module.empty()) j["cpython_module"] = r.cpython_module;
   }
   return j;
 }

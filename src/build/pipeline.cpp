@@ -87,6 +87,15 @@ void warn_unprefixed_depends(const KernelBuild& kb, const Feedback& feedback) {
     }
 }
 
+// A wheel tagged for one CPython because a module is named for it installs
+// nowhere else; the user should know why it is not abi3.
+void warn_cpython_specific(const KernelBuild& kb, const Feedback& feedback) {
+  for (const auto& v : kb.staged.report.variants)
+    if (v.status == VariantResult::Status::built && !v.cpython_module.empty())
+      feedback.warn("variant '" + v.variant + "' is tagged " + v.tags.python + "-" + v.tags.abi + ", not abi3: '" + v.cpython_module +
+                    "' is named for that CPython alone; rename it to <module>.abi3.so if it uses only the stable ABI");
+}
+
 // kernels verify-signature would refuse these, and a build says so: a line
 // for each variant another signer signed (naming the signer), and one line
 // naming a kernel's unsigned variants (most kernels on the Hub today).
@@ -133,6 +142,7 @@ std::unique_ptr<KernelBuild> stage_target(const Target& t, const PipelineRequest
     warn_version_mismatch(*kb, feedback);
     warn_unprefixed_depends(*kb, feedback);
     warn_unsigned(*kb, feedback);
+    warn_cpython_specific(*kb, feedback);
     return kb;
   } catch (const Error& e) {
     if (t.label.empty()) throw;

@@ -37,6 +37,34 @@ std::string_view to_string(Abi3Status status) {
   return enum_name(status, names, "non_stable");
 }
 
+std::string CpythonSuffix::python_tag() const { return "cp3" + std::to_string(minor); }
+std::string CpythonSuffix::abi_tag() const { return python_tag() + (free_threaded ? "t" : ""); }
+
+std::optional<CpythonSuffix> cpython_suffix(std::string_view path) {
+  // CPython's own spellings: SOABI ("cpython-310-x86_64-linux-gnu") before
+  // ".so" on POSIX, "cp310-win_amd64" before ".pyd" on Windows.
+  const std::string_view name = path.substr(path.rfind('/') + 1);
+  const bool pyd = name.ends_with(".pyd");
+  if (!pyd && !name.ends_with(".so")) return std::nullopt;
+  const std::string_view stem = name.substr(0, name.size() - (pyd ? 4 : 3));
+  const std::string_view prefix = pyd ? ".cp3" : ".cpython-3";
+  const auto at = stem.find(prefix);
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view rest = stem.substr(at + prefix.size());
+  CpythonSuffix s;
+  std::size_t digits = 0;
+  while (digits < rest.size() && digits < 3 && rest[digits] >= '0' && rest[digits] <= '9') s.minor = s.minor * 10 + static_cast<unsigned>(rest[digits++] - '0');
+  if (digits == 0 || (digits > 1 && rest[0] == '0')) return std::nullopt;
+  rest.remove_prefix(digits);
+  if (rest.starts_with("t")) {
+    s.free_threaded = true;
+    rest.remove_prefix(1);
+  }
+  if (!rest.starts_with("-") || rest.size() < 2 || rest.find('.') != std::string_view::npos) return std::nullopt;
+  s.platform = std::string(rest.substr(1));
+  return s;
+}
+
 Abi3Report check_abi3(std::span<const ElfInfo> files, const StableAbi& abi) {
   Abi3Report report;
   report.python = abi.python();

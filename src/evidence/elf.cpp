@@ -36,7 +36,7 @@ enum DynamicTag : std::int64_t {
   DT_SYMENT = 11, DT_SONAME = 14, DT_RPATH = 15, DT_RUNPATH = 29
 };
 enum GnuDynamicTag : std::int64_t {
-  DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_VERDEF = 0x6ffffffc,
+  DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_FLAGS_1 = 0x6ffffffb, DT_VERDEF = 0x6ffffffc,
   DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff
 };
 // Flag bits, and the escape values of header counts too large for 16 bits.
@@ -462,6 +462,9 @@ void read_dynamic(Image& img, const Layout& l, ElfInfo& info) {
       case DT_RUNPATH:
         for (auto& p : split_path_list(img.str(l.dynstr, val, "DT_RUNPATH"))) info.runpath.push_back(std::move(p));
         break;
+      case DT_FLAGS_1:
+        info.flags_1 = val;
+        break;
       default:
         break;
     }
@@ -723,6 +726,7 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
 
   const std::vector<Section> sections = read_sections(img, h);
   const std::vector<Segment> segments = read_segments(img, h);
+  for (const Segment& s : segments) info.dynamic_segment |= s.type == PT_DYNAMIC;
   name_sections(bytes, h, sections, info);
   bool has_dynamic_sections = false;
   for (const Section& s : sections) has_dynamic_sections |= s.type == SHT_DYNAMIC || s.type == SHT_DYNSYM;
@@ -745,6 +749,23 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name) {
   read_verneed(img, layout, info, versions);
   read_symbols(img, layout, info, versions);
   return info;
+}
+
+std::optional<std::string> load_refusal(const ElfInfo& info, LoadedAs how) {
+  // glibc's _dl_map_object_from_fd, in the order it checks.
+  enum : std::uint16_t { ET_EXEC = 2, ET_DYN = 3 };
+  enum : std::uint64_t { DF_1_NOOPEN = 0x40, DF_1_PIE = 0x08000000 };
+  if (info.e_type == ET_EXEC) return "an executable (ET_EXEC), which the loader refuses: \"cannot dynamically load executable\"";
+  if (info.e_type != ET_DYN) {
+    std::string why = "ELF type ";
+    return why.append(std::to_string(info.e_type)).append(", not a shared object (ET_DYN); the loader refuses it: \"only ET_DYN and ET_EXEC can be loaded\"");
+  }
+  if (!info.dynamic_segment) return "a shared object without a PT_DYNAMIC segment; the loader refuses it: \"object file has no dynamic section\"";
+  if (info.flags_1 & DF_1_PIE)
+    return "a position-independent executable (DF_1_PIE), which glibc 2.30 and later refuse: \"cannot dynamically load position-independent executable\"";
+  if (how == LoadedAs::dlopen && (info.flags_1 & DF_1_NOOPEN))
+    return "linked with -z nodlopen (DF_1_NOOPEN), so dlopen refuses it: \"shared object cannot be dlopen()ed\"";
+  return std::nullopt;
 }
 
 ElfInfo read_elf(const std::filesystem::path& path) {

@@ -358,6 +358,19 @@ MachOInfo parse_macho(std::span<const std::byte> bytes, std::string_view name) {
   return info;
 }
 
+std::optional<std::string> load_refusal(const MachOInfo& info) {
+  enum : std::uint32_t { MH_OBJECT = 1, MH_EXECUTE = 2, MH_DYLIB = 6, MH_BUNDLE = 8 };
+  for (const MachOSlice& s : info.slices) {
+    if (s.filetype == MH_DYLIB || s.filetype == MH_BUNDLE) continue;
+    std::string what = s.filetype == MH_EXECUTE ? "an executable (MH_EXECUTE)"
+                       : s.filetype == MH_OBJECT ? "an object file (MH_OBJECT)"
+                                                 : "Mach-O file type " + std::to_string(s.filetype);
+    if (info.universal) what.append(" in its ").append(s.arch).append(" slice");
+    return what.append(", not a dylib or bundle; dyld loads only MH_DYLIB and MH_BUNDLE");
+  }
+  return std::nullopt;
+}
+
 MachOInfo read_macho(const std::filesystem::path& path) {
   const MappedFile file(path);
   return parse_macho(file.bytes(), path.string());

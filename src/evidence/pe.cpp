@@ -122,6 +122,11 @@ PeInfo parse_pe(std::span<const std::byte> bytes, std::string_view name) {
   return info;
 }
 
+std::optional<std::string> load_refusal(const PeInfo& info) {
+  if (info.dll) return std::nullopt;
+  return "an executable image (no IMAGE_FILE_DLL in its characteristics), not a DLL; Python imports only a DLL";
+}
+
 PeInfo read_pe(const std::filesystem::path& path) {
   const MappedFile file(path);
   return parse_pe(file.bytes(), path.string());

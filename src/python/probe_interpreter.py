@@ -41,4 +41,20 @@ if spec and spec.origin:
         info["hip"] = ns.get("hip")
     except OSError as e:
         info["torch_error"] = "cannot read torch/version.py: %s" % e
+# tvm-ffi variants load only where tvm_ffi's major.minor is theirs; kernels
+# 0.17.2 finds the module as find_spec("tvm_ffi") and reads
+# tvm_ffi.__version__. The distribution's metadata gives that version without
+# running the module; a tvm_ffi without it (a source checkout) is imported.
+spec = importlib.util.find_spec("tvm_ffi")
+if spec and spec.origin:
+    info["tvm_ffi_site"] = os.path.dirname(os.path.dirname(spec.origin))
+    try:
+        from importlib import metadata
+        info["tvm_ffi"] = metadata.version("apache-tvm-ffi")
+    except Exception:  # noqa: BLE001 - no metadata: ask the module itself
+        try:
+            import tvm_ffi
+            info["tvm_ffi"] = str(tvm_ffi.__version__)
+        except Exception as e:  # noqa: BLE001
+            info["tvm_ffi_error"] = "cannot read tvm_ffi's version: %s: %s" % (type(e).__name__, e)
 print(json.dumps(info))

@@ -79,6 +79,20 @@ std::optional<std::string> python_problem(const WheelFilename& w, const Interpre
   return "Python tags " + w.python.front() + "-" + w.abi.front() + " do not fit Python " + in.python;
 }
 
+// kernels 0.17.2 loads tvm-ffiMm only where tvm_ffi.__version__ has major.minor
+// M.m exactly. A described target names no tvm-ffi, so it is not judged.
+std::optional<std::string> tvm_ffi_problem(const LocalLabel& label, const InterpreterInfo& in) {
+  if (label.framework != "tvmffi" || !label.framework_version || in.executable.empty()) return std::nullopt;
+  const std::string want = label.framework_version->str();
+  std::string need = "the wheel needs tvm-ffi ";
+  need.append(want).append(" (apache-tvm-ffi==").append(want).append(".*, imported as tvm_ffi)");
+  if (!in.tvm_ffi && !in.tvm_ffi_site.empty()) return need.append(", and the version of ").append(in.executable).append("'s tvm_ffi cannot be read");
+  if (!in.tvm_ffi) return need.append(" and ").append(in.executable).append(" has none; pip install 'apache-tvm-ffi==").append(want).append(".*' there");
+  const auto have = leading_major_minor(*in.tvm_ffi);
+  if (!have || *have != *label.framework_version) return need.append(", ").append(in.executable).append(" has tvm-ffi ").append(*in.tvm_ffi);
+  return std::nullopt;
+}
+
 bool is_noarch_backend(const std::string& s) {
   static const char* const kNames[] = {"cpu", "cuda", "rocm", "xpu", "metal", "npu", "neuron", "cann", "tpu"};
   for (const char* n : kNames)
@@ -169,6 +183,7 @@ std::optional<std::string> filename_incompatibility(const WheelFilename& w, cons
     bool ok = label.framework == "torch" ? *have == *label.framework_version : *have >= *label.framework_version;
     if (!ok) return "the wheel needs torch " + need + ", " + (in.executable.empty() ? "the target has" : "this interpreter has") + " torch " + *in.torch;
   }
+  if (auto p = tvm_ffi_problem(label, in)) return p;
   if (label.cuda || (label.noarch && label.backend == "cuda")) {
     const std::string what = label.cuda ? "a CUDA " + *label.cuda + " build" : "a torch-cuda build";
     if (!in.cuda) return what + " needs a CUDA torch; this torch (" + in.torch.value_or("none") + ") has no CUDA";

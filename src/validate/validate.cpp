@@ -167,9 +167,13 @@ std::optional<std::string> make_env(const fs::path& env, const TempDir& tmp, con
   // line, so that .pth files there (torch's own dependencies may rely on
   // them) are processed as they are for the interpreter itself.
   const fs::path site = env / "lib" / ("python" + in.python) / "site-packages";
-  if (!in.torch_site.empty()) {
+  // tvm_ffi, which tvm-ffi kernels import, may live elsewhere than torch.
+  std::vector<std::string> sites;
+  for (const std::string* s : {&in.torch_site, &in.tvm_ffi_site})
+    if (!s->empty() && std::find(sites.begin(), sites.end(), *s) == sites.end()) sites.push_back(*s);
+  if (!sites.empty()) {
     std::ofstream pth(site / "_kwheel_torch.pth");
-    pth << "import site; site.addsitedir(" << json(in.torch_site).dump() << ")\n";
+    for (const auto& s : sites) pth << "import site; site.addsitedir(" << json(s).dump() << ")\n";
     if (!pth) return "cannot write " + (site / "_kwheel_torch.pth").string();
   }
   return std::nullopt;

@@ -77,9 +77,10 @@ WheelTags compute_tags(const Variant& v, const TagOptions& o) {
     if (!(v.os == "linux" && o.manylinux == "auto")) t.platforms = {platform_tag(v, o.manylinux)};
     switch (v.framework) {
       case Framework::torch: t.requires_dist = "torch==" + v.framework_version.str() + ".*"; break;
-      // The stable ABI outlives a torch release; which torch first offers a
-      // given stable-ABI version is torch's to say, so we do not pin one.
-      case Framework::torch_stable_abi: t.requires_dist = "torch"; break;
+      // kernels 0.17.2 (variants.py) loads torch-stable-abiMm into any torch
+      // whose major.minor is at least M.m, with no upper bound: the stable
+      // ABI is kept by later releases. The requirement says exactly that.
+      case Framework::torch_stable_abi: t.requires_dist = "torch>=" + v.framework_version.str(); break;
       case Framework::tvm_ffi: t.requires_dist = "apache-tvm-ffi==" + v.framework_version.str() + ".*"; break;
       case Framework::torch_noarch: break;
     }

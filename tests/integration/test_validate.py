@@ -404,6 +404,50 @@ def test_wheels_for_other_setups_are_skipped_with_the_reason(make_wheel, variant
         assert needle in w["reason"], (needle, w["reason"])
 
 
+def venv_with_tvm_ffi(where: Path, version: str | None) -> Path:
+    """A venv of the torch interpreter, holding apache-tvm-ffi `version` (a stub: its metadata and a
+    tvm_ffi package saying that version, as the real one does in __version__) unless None."""
+    r = run([TORCH_PYTHON, "-m", "venv", "--system-site-packages", "--without-pip", where])
+    assert r.returncode == 0, r.stderr
+    if version is not None:
+        (site,) = where.glob("lib/python3*/site-packages")
+        (site / "tvm_ffi").mkdir()
+        (site / "tvm_ffi" / "__init__.py").write_text(f"__version__ = {version!r}\n")
+        (site / f"apache_tvm_ffi-{version}.dist-info").mkdir()
+        (site / f"apache_tvm_ffi-{version}.dist-info" / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: apache-tvm-ffi\nVersion: {version}\n")
+    return where / "bin" / "python"
+
+
+def test_a_tvm_ffi_wheel_runs_only_beside_its_tvm_ffi(make_wheel, tmp_path):
+    """kernels 0.17.2 loads tvm-ffi01 only where tvm_ffi.__version__ is 0.1.x; validate judges the
+    same: SKIP, naming the requirement, where it is missing or another version."""
+    from kernels.backends import CPU
+    from kernels.variants import _resolve_variant_for_system, parse_variant as kernels_variant
+    from packaging.version import Version
+
+    variant = "tvm-ffi01-cpu-x86_64-linux"
+
+    def imports_tvm_ffi(pkg: Path) -> None:  # as a real tvm-ffi kernel does: the environment must see it
+        init = pkg / "__init__.py"
+        init.write_text("import tvm_ffi\n" + init.read_text())
+
+    wheel = make_wheel("tvm-ffi01", variant=variant, mutate=imports_tvm_ffi)
+    for version, result in ((None, "SKIP"), ("0.2.0", "SKIP"), ("0.1.3", "PASS")):
+        kernels_ffi = Version(".".join(version.split(".")[:2])) if version else None
+        accepted, _ = _resolve_variant_for_system([kernels_variant(variant)], CPU(), "x86_64", "linux",
+                                                  Version("1.13"), True, kernels_ffi)
+        assert bool(accepted) == (result == "PASS"), version
+        python = TORCH_PYTHON if version is None else venv_with_tvm_ffi(tmp_path / f"venv-{version}", version)
+        p = run([KWHEEL, "validate", wheel, "--python", python, "--device", "cpu", "--json"])
+        assert p.returncode == 0, p.stdout + p.stderr
+        w = only_wheel(json.loads(p.stdout))
+        assert w["result"] == result, (version, w)
+        if result == "SKIP":
+            assert "the wheel needs tvm-ffi 0.1 (apache-tvm-ffi==0.1.*, imported as tvm_ffi)" in w["reason"], w["reason"]
+            assert ("has none" if version is None else f"has tvm-ffi {version}") in w["reason"], w["reason"]
+
+
 def test_wheel_for_another_arch_is_skipped(good_wheel, tmp_path):
     wheel = retag(good_wheel, tmp_path, "manylinux_2_28_aarch64")
     p, report = validate(wheel)

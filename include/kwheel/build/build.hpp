@@ -88,6 +88,7 @@ struct VariantResult {
   std::optional<MacosReport> macos; // darwin variants: why the macOS tag is what it is
   SignatureVerdict signature;       // metadata.json.sigstore, verified before metadata.json was read
   bool reused = false;              // an up-to-date wheel in out_dir was kept
+  std::string cpython_module;       // a member named for one CPython: the wheel is tagged for it, not abi3
 };
 
 struct BuildReport {
@@ -135,6 +136,7 @@ struct PlannedWheel {
   std::optional<ManylinuxReport> platform;  // linux variants: why the platform tag is what it is
   GpuEvidence gpu;
   std::optional<MacosReport> macos;
+  std::string cpython_module;  // a member named for one CPython, which set the Python tags ("" for abi3)
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
 

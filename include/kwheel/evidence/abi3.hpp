@@ -4,6 +4,7 @@
 // Python the wheel targets (3.9, from CPython's Misc/stable_abi.toml via
 // scripts/update-stable-abi into manylinux/stable_abi.json).
 #include <cstddef>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -49,6 +50,19 @@ struct Abi3Report {
   std::size_t python_symbols = 0;       // distinct Py*/_Py* imports across the files
   std::vector<Abi3Violation> non_stable;  // sorted by symbol, then file
 };
+
+// An extension module named for one CPython ("_C.cpython-310-x86_64-linux-gnu.so",
+// "_C.cpython-313t-darwin.so", "_C.cp310-win_amd64.pyd"): CPython imports it
+// only when the name is one of its own EXTENSION_SUFFIXES, so only on that
+// version (and build: "t" is free-threaded) and platform.
+struct CpythonSuffix {
+  unsigned minor = 0;      // 10 for cpython-310
+  bool free_threaded = false;
+  std::string platform;    // "x86_64-linux-gnu", "darwin", "win_amd64"
+  std::string python_tag() const;  // "cp310"
+  std::string abi_tag() const;     // "cp310", "cp313t"
+};
+std::optional<CpythonSuffix> cpython_suffix(std::string_view path);
 
 // Undefined dynamic symbols named Py* or _Py* are C-API imports; anything
 // else (THP*, torch's own symbols) is not the interpreter's ABI.

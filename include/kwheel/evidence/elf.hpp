@@ -53,6 +53,8 @@ struct ElfInfo {
   ElfClass elf_class = ElfClass::elf64;
   ElfEndian endian = ElfEndian::little;
   std::uint16_t e_type = 0;     // ET_DYN (3) for shared objects
+  bool dynamic_segment = false; // a PT_DYNAMIC program header: what the loader reads the dynamic array from
+  std::uint64_t flags_1 = 0;    // DT_FLAGS_1 (DF_1_PIE 0x08000000, DF_1_NOOPEN 0x40), 0 when absent
   std::uint16_t e_machine = 0;  // raw EM_* value
   // Wheel-platform spelling where one exists ("x86_64", "aarch64", "i686",
   // "ppc64le", "s390x", "armv7l", "riscv64", "loongarch64"), else "em_<n>".
@@ -83,6 +85,18 @@ ElfInfo parse_elf(std::span<const std::byte> bytes, std::string_view name);
 // a tree, like auditwheel's elf_file_filter.
 bool has_elf_magic(std::span<const std::byte> head);
 bool is_elf_file(const std::filesystem::path& path);
+
+// How a file in a wheel reaches the loader: dlopen()ed by Python's import
+// (any name ending ".so" is importable) or only as another object's DT_NEEDED
+// ("libfoo.so.1").
+enum class LoadedAs { dlopen, needed };
+
+// Why glibc's loader refuses to load the file that way, in its own words
+// ("cannot dynamically load executable"), with what the file is; nullopt
+// when it loads. Only a shared object loads: ET_DYN with PT_DYNAMIC and
+// without DF_1_PIE (glibc >= 2.30 refuses a PIE); a dlopen also refuses
+// DF_1_NOOPEN (-z nodlopen).
+std::optional<std::string> load_refusal(const ElfInfo& info, LoadedAs how);
 
 std::string_view to_string(SymbolBinding binding);
 std::string_view to_string(SymbolType type);

@@ -52,6 +52,11 @@ struct MachOInfo {
   std::vector<MachOSlice> slices;  // file order
 };
 
+// Why dyld cannot load a slice as a library: only a dylib (MH_DYLIB) or a
+// bundle (MH_BUNDLE, what Python extensions are) loads; an executable
+// (MH_EXECUTE) or an object file does not. nullopt when every slice loads.
+std::optional<std::string> load_refusal(const MachOInfo& info);
+
 // True if the bytes start like a Mach-O file: thin 32/64-bit in either byte
 // order, or universal (0xcafebabe / 0xcafebabf). Java class files share
 // 0xcafebabe; like file(1)'s magic, a universal header is only one whose

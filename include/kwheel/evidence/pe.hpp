@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ struct PeInfo {
   bool dll = false;        // IMAGE_FILE_DLL in the COFF characteristics
   bool pe32_plus = false;  // optional header magic 0x20b (64-bit images)
 };
+
+// Why LoadLibrary cannot load the image as a library (an .exe: no
+// IMAGE_FILE_DLL, so no DllMain, relocations or exports for Python's
+// import), or nullopt for a DLL.
+std::optional<std::string> load_refusal(const PeInfo& info);
 
 // True if the bytes start with "MZ" and hold a plausible e_lfanew (below
 // the Windows loader's 256 MiB limit); when `head` reaches that offset, the

@@ -102,5 +102,25 @@ TEST(Abi3StableList, MalformedListIsAnInputError) {
   EXPECT_THROW(StableAbi::parse("{\"python\": \"3.9\", \"symbols\": []}", "s.json"), Error);
 }
 
+// CPython's own EXTENSION_SUFFIXES spellings; anything else is no claim.
+TEST(CpythonSuffix, VersionAndPlatformFromTheName) {
+  auto s = cpython_suffix("pkg/_C_mxfp8.cpython-310-x86_64-linux-gnu.so");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->minor, 10u);
+  EXPECT_EQ(s->platform, "x86_64-linux-gnu");
+  EXPECT_EQ(s->python_tag(), "cp310");
+  EXPECT_EQ(s->abi_tag(), "cp310");
+  s = cpython_suffix("_C.cpython-313t-aarch64-linux-gnu.so");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->abi_tag(), "cp313t");
+  EXPECT_EQ(s->python_tag(), "cp313");
+  EXPECT_EQ(cpython_suffix("_C.cpython-39-darwin.so")->platform, "darwin");
+  EXPECT_EQ(cpython_suffix("pkg/_C.cp311-win_amd64.pyd")->abi_tag(), "cp311");
+  for (const char* none : {"_ops.abi3.so", "libfoo.so.1", "_C.so", "cpython-310-x86_64-linux-gnu.so", "_C.cpython-310.so",
+                           "_C.cpython-3-x86_64-linux-gnu.so", "_C.cpython-310-x86_64-linux-gnu.so.1", "_C.cp310-win_amd64.dll",
+                           "a.cpython-310-x86_64-linux-gnu/_C.so"})
+    EXPECT_EQ(cpython_suffix(none), std::nullopt) << none;
+}
+
 }  // namespace
 }  // namespace kwheel

@@ -1,5 +1,6 @@
 #include "kwheel/evidence/elf.hpp"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -390,6 +391,49 @@ TEST(ElfMalformed, RandomMutationsNeverEscape) {
     }
   }
   EXPECT_GT(errors, 0);
+}
+
+// What glibc's dlopen says of `file`: its error, or "" when it loads.
+std::string dlopen_error(const fs::path& file) {
+  void* h = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h != nullptr) {
+    ::dlclose(h);
+    return "";
+  }
+  return ::dlerror();
+}
+
+// The loader is the oracle: load_refusal names a file exactly when this
+// glibc's dlopen refuses it, and quotes the loader's own words.
+TEST(ElfLoadRefusal, RefusesWhatDlopenRefusesInItsWords) {
+  TempDir d;
+  const std::string src = "int kernel(int x) { return 2 * x + 1; }\nint main(void) { return kernel(0); }\n";
+  write_file(d / "k.c", src);
+  ASSERT_TRUE(sh(d.path(), "cc -shared -fPIC k.c -o lib.so && cc -no-pie k.c -o exe.so && cc -fPIE -pie k.c -o pie.so && "
+                           "cc -c -fPIC k.c -o object.so && cc -shared -fPIC -Wl,-z,nodlopen k.c -o noopen.so"));
+  // An ET_DYN whose PT_DYNAMIC is blanked (PT_NULL): sections still describe it.
+  auto bytes = read_bytes(d / "lib.so");
+  const auto phoff = peek<std::uint64_t>(bytes, 32);
+  const auto phnum = peek<std::uint16_t>(bytes, 56);
+  for (std::size_t i = 0; i < phnum; ++i)
+    if (peek<std::uint32_t>(bytes, phoff + i * 56) == 2) poke<std::uint32_t>(bytes, phoff + i * 56, 0);
+  write_bytes(d / "nodynamic.so", bytes);
+
+  for (const char* name : {"lib.so", "exe.so", "pie.so", "object.so", "noopen.so", "nodynamic.so"}) {
+    SCOPED_TRACE(name);
+    const std::string loader = dlopen_error(d / name);
+    const auto refusal = load_refusal(read_elf(d / name), LoadedAs::dlopen);
+    ASSERT_EQ(refusal.has_value(), !loader.empty()) << loader;
+    if (!refusal) continue;
+    // "<path>: cannot dynamically load executable" -> the words after the path.
+    const std::string words = loader.substr(loader.rfind(": ") + 2);
+    EXPECT_NE(refusal->find("\"" + words + "\""), std::string::npos) << *refusal << " vs " << loader;
+  }
+  EXPECT_NE(load_refusal(read_elf(d / "exe.so"), LoadedAs::dlopen)->find("an executable (ET_EXEC)"), std::string::npos);
+  EXPECT_NE(load_refusal(read_elf(d / "pie.so"), LoadedAs::dlopen)->find("(DF_1_PIE)"), std::string::npos);
+  // -z nodlopen stops dlopen only: the same library loads as another's DT_NEEDED.
+  EXPECT_EQ(load_refusal(read_elf(d / "noopen.so"), LoadedAs::needed), std::nullopt);
+  EXPECT_NE(load_refusal(read_elf(d / "pie.so"), LoadedAs::needed), std::nullopt);
 }
 
 }  // namespace

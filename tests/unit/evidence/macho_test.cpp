@@ -190,6 +190,22 @@ TEST_F(MachOReader, ObjectFilesHaveNoSdk) {
   EXPECT_EQ(x.slices[0].sdk, std::nullopt);
 }
 
+// dyld loads a dylib or a bundle (what Python extensions are), not an
+// executable or an object file.
+TEST_F(MachOReader, OnlyDylibsAndBundlesLoad) {
+  object("k.o", "arm64", "11.0");
+  ASSERT_TRUE(sh(d_.path(), ld64_ + " -bundle -arch arm64 -platform_version macos 11.0 11.0 k.o -o k.bundle && " + ld64_ +
+                                " -execute -arch arm64 -platform_version macos 11.0 11.0 -e _kernel k.o -o k.exe"));
+  EXPECT_EQ(load_refusal(read_macho(dylib("libk.dylib", "arm64", "11.0", "11.0"))), std::nullopt);
+  const MachOInfo bundle = read_macho(d_ / "k.bundle");
+  EXPECT_EQ(bundle.slices.at(0).filetype, 8u);  // MH_BUNDLE
+  EXPECT_EQ(load_refusal(bundle), std::nullopt);
+  const MachOInfo exe = read_macho(d_ / "k.exe");
+  EXPECT_EQ(exe.slices.at(0).filetype, 2u);  // MH_EXECUTE
+  EXPECT_EQ(load_refusal(exe), "an executable (MH_EXECUTE), not a dylib or bundle; dyld loads only MH_DYLIB and MH_BUNDLE");
+  EXPECT_NE(load_refusal(read_macho(d_ / "k.o")).value_or("").find("an object file (MH_OBJECT)"), std::string::npos);
+}
+
 TEST_F(MachOReader, Universal2HasBothSlices) {
   const auto lib = universal2();
   if (lib.empty()) GTEST_SKIP() << "llvm-lipo is not installed";

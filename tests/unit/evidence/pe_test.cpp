@@ -94,6 +94,8 @@ TEST_F(PeReader, ExecutableIsNotADll) {
   const PeInfo p = read_pe(d_ / "m.exe");
   EXPECT_EQ(p.arch, "amd64");
   EXPECT_FALSE(p.dll);
+  EXPECT_NE(load_refusal(p).value_or("").find("no IMAGE_FILE_DLL"), std::string::npos);
+  EXPECT_EQ(load_refusal(read_pe(dll("k.dll", "x86_64-pc-windows-msvc"))), std::nullopt);
 }
 
 TEST_F(PeReader, MagicPrefilter) {

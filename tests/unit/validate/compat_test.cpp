@@ -77,6 +77,26 @@ TEST(FilenameIncompatibility, ADescribedTargetChecksOnlyTorchAndCompute) {
   EXPECT_NE(why->find("the target has torch 2.7"), std::string::npos) << *why;
 }
 
+// kernels 0.17.2 loads tvm-ffiMm only where tvm_ffi's major.minor is M.m.
+TEST(FilenameIncompatibility, TvmFfiMustBeInstalledAtTheLabelsVersion) {
+  auto in = kwheel::testing::linux_cpython311("2.7.1");
+  const auto wheel = wf("k-0.1.0+tvmffi0.1.cpu-cp39-abi3-manylinux_2_28_x86_64.whl");
+  auto why = filename_incompatibility(wheel, in, "auto");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("the wheel needs tvm-ffi 0.1 (apache-tvm-ffi==0.1.*, imported as tvm_ffi)"), std::string::npos) << *why;
+  EXPECT_NE(why->find("has none"), std::string::npos) << *why;
+  in.tvm_ffi = "0.2.0";
+  in.tvm_ffi_site = "/site";
+  why = filename_incompatibility(wheel, in, "auto");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("has tvm-ffi 0.2.0"), std::string::npos) << *why;
+  in.tvm_ffi = "0.1.3";
+  EXPECT_FALSE(filename_incompatibility(wheel, in, "auto"));
+  InterpreterInfo described;  // kwheel pin --torch 2.7: no interpreter, so no tvm-ffi to judge
+  described.torch = "2.7";
+  EXPECT_FALSE(filename_incompatibility(wheel, described, "auto"));
+}
+
 TEST(Compat, HostileFilenamesAreRefusedOrUnfit) {
   // Found by the index_page fuzz target's crafted inputs: numbers in tags and
   // labels went through std::stoi unbounded (std::out_of_range escaped

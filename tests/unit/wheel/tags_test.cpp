@@ -93,7 +93,7 @@ TEST(Tags, DarwinWithoutMetalStartsAtMacos11) {
 TEST(Tags, StableAbiAndTvmFfi) {
   auto s = tags_for("torch-stable-abi10-cu126-x86_64-linux");
   EXPECT_EQ(s.local_label, "torchstableabi1.0.cu126");
-  EXPECT_EQ(s.requires_dist, "torch");
+  EXPECT_EQ(s.requires_dist, "torch>=1.0");
   auto t = tags_for("tvm-ffi01-cu128-x86_64-linux");
   EXPECT_EQ(t.local_label, "tvmffi0.1.cu128");
   EXPECT_EQ(t.requires_dist, "apache-tvm-ffi==0.1.*");
@@ -202,7 +202,7 @@ TEST(Tags, Kernels0172NewForms) {
   EXPECT_EQ(tags_for("torch210-cu128-x86_64-windows").str(), "cp39-abi3-win_amd64");
   WheelTags abi = tags_for("torch-stable-abi211-cu128-x86_64-linux");
   EXPECT_EQ(abi.local_label, "torchstableabi2.11.cu128");
-  EXPECT_EQ(abi.requires_dist, "torch");
+  EXPECT_EQ(abi.requires_dist, "torch>=2.11");
   WheelTags ffi = tags_for("tvm-ffi01-metal-aarch64-darwin");
   EXPECT_EQ(ffi.str(), "cp39-abi3-macosx_26_0_arm64");
   EXPECT_EQ(ffi.local_label, "tvmffi0.1.metal");
