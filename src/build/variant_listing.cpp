@@ -1,6 +1,7 @@
 #include "kwheel/build/variant_listing.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace kwheel {
@@ -20,6 +21,39 @@ std::vector<std::string> variant_names(const std::vector<TreeEntry>& tree) {
   return {names.begin(), names.end()};
 }
 
+namespace {
+
+std::vector<ListedVariant> listed(std::vector<std::string> names) {
+  std::vector<ListedVariant> out;
+  for (auto& name : names) {
+    auto parsed = try_parse_variant(name);
+    out.push_back({std::move(name), std::move(parsed.variant), std::move(parsed.error)});
+  }
+  return out;
+}
+
+// N for a branch named vN.
+std::optional<uint64_t> branch_version(const std::string& name) {
+  if (name.size() < 2 || name.size() > 12 || name[0] != 'v' || name.find_first_not_of("0123456789", 1) != std::string::npos) return std::nullopt;
+  return std::stoull(name.substr(1));
+}
+
+// Every vN branch's variants, from each commit's tree (names only).
+std::vector<VersionVariants> every_version(ResolvedSource& src) {
+  std::vector<VersionVariants> out;
+  for (const auto& ref : src.client->list_refs()) {
+    const auto n = ref.kind == "branch" ? branch_version(ref.name) : std::nullopt;
+    if (!n) continue;
+    VersionVariants v{*n, ref.name, ref.commit, {}};
+    v.variants = listed(variant_names(ref.commit == src.resolution->commit ? src.tree : src.client->list_tree(ref.commit)));
+    out.push_back(std::move(v));
+  }
+  std::sort(out.begin(), out.end(), [](const VersionVariants& a, const VersionVariants& b) { return a.version < b.version; });
+  return out;
+}
+
+}  // namespace
+
 VariantListing list_variants(const SourceRequest& request, const Feedback& feedback) {
   VariantListing listing;
   listing.source = resolve_source(request, feedback);
@@ -32,10 +66,8 @@ VariantListing list_variants(const SourceRequest& request, const Feedback& feedb
     for (const auto& v : group_variants(fetch_source(src, request, feedback))) unique.insert(v.name);
     names.assign(unique.begin(), unique.end());
   }
-  for (auto& name : names) {
-    auto parsed = try_parse_variant(name);
-    listing.variants.push_back({std::move(name), std::move(parsed.variant), std::move(parsed.error)});
-  }
+  listing.variants = listed(std::move(names));
+  if (src.is_hub && !src.client->config().offline && src.resolution && src.resolution->latest) listing.versions = every_version(src);
   return listing;
 }
 

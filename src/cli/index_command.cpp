@@ -14,6 +14,7 @@ struct IndexArgs {
   std::string out;
   std::string base_url;
   std::optional<std::string> title;
+  std::string deps_index;
   SignatureArgs signatures;
 };
 
@@ -26,6 +27,8 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->required();
   sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links");
   sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
+  sub->add_option("--deps-index-url", a->deps_index,
+                  "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); default: https://pypi.org/simple/");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
   sub->callback([a, &out, &exit_code] {
@@ -34,6 +37,9 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     o.out = a->out;
     o.base_url = a->base_url;
     o.title = a->title;
+    o.deps_index = a->deps_index;
+    if (!o.deps_index.empty() && !o.deps_index.starts_with("http://") && !o.deps_index.starts_with("https://") && !o.deps_index.starts_with("file://"))
+      throw Error(ErrorKind::usage, "--deps-index-url '" + o.deps_index + "' must be an http://, https:// or file:// URL");
     if (!o.base_url.empty() && !o.base_url.starts_with("http://") && !o.base_url.starts_with("https://") && !o.base_url.starts_with("file://"))
       throw Error(ErrorKind::usage, "--base-url '" + o.base_url + "' must be an http://, https:// or file:// URL");
     SiteReport r = build_site(wheel_files(a->inputs), o);

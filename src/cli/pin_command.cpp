@@ -33,7 +33,7 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   python->excludes(torch)->excludes(cuda)->excludes(cpu);
   cuda->excludes(cpu)->needs(torch);
   cpu->needs(torch);
-  sub->add_option("--name", a->name, "The project, when the source holds several");
+  sub->add_option("--name", a->name, "Only this project (default: every project the source holds, one requirements file)");
   sub->add_option("--version", a->version, "Only versions matching this specifier set, e.g. \">=0.1,<0.2\"");
   sub->add_flag("--extra-index", a->extra_index, "Write --extra-index-url (keep PyPI for torch & co.) instead of --index-url");
   sub->add_option("-o,--output", a->out, "Write the lines to this file (atomically) instead of stdout");
@@ -63,17 +63,20 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
       else out.info("wrote " + a->out + ": " + std::to_string(r.kernels.size()) + " locked kernel(s)");
       return;
     }
-    PinResult r = pin(req);
-    if (!a->out.empty()) write_file_atomic(a->out, r.text);
+    const PinSetResult set = req.name ? PinSetResult{{pin(req)}, {}} : pin_all(req);
+    const std::string text = req.name ? set.kernels.front().text : set.text;
+    if (!a->out.empty()) write_file_atomic(a->out, text);
     exit_code = 0;
     if (out.json) {
-      auto j = to_json(r);
+      auto j = to_json(set);
       if (!a->out.empty()) j["output"] = a->out;
       out.emit_json(j);
     } else if (a->out.empty()) {
-      std::cout << r.text << std::flush;
+      std::cout << text << std::flush;
     } else {
-      out.info("wrote " + a->out + ": " + r.requirement.substr(0, r.requirement.find(' ')) + " (" + r.label.describe() + ")");
+      std::string what;
+      for (const auto& r : set.kernels) what += (what.empty() ? "" : ", ") + r.requirement.substr(0, r.requirement.find(' ')) + " (" + r.label.describe() + ")";
+      out.info("wrote " + a->out + ": " + what);
     }
   });
 }

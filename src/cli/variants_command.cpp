@@ -4,11 +4,57 @@
 #include "cli.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/build/variant_listing.hpp"
+#include "kwheel/index/pin.hpp"
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/validate/interpreter.hpp"
 #include "kwheel/wheel/tags.hpp"
 
 namespace kwheel::cli {
 
 namespace {
+
+struct VariantsArgs {
+  SourceRequest source;
+  std::string python, torch, cuda;
+  bool cpu = false;
+};
+
+// The fits verdict of a listed variant against `target`, when one was given.
+void add_fit(nlohmann::json& j, const ListedVariant& listed, const std::optional<InterpreterInfo>& target) {
+  if (!target) return;
+  const auto problem = listed.variant ? variant_incompatibility(*listed.variant, *target) : std::optional<std::string>("not a variant name");
+  j["fits"] = !problem;
+  if (problem) j["reason"] = *problem;
+}
+
+std::string details(const nlohmann::json& j) {
+  if (!j["valid"]) return "invalid: " + j["error"].get<std::string>();
+  if (j.contains("noarch")) return "pure Python (" + j["noarch"].get<std::string>() + ")";
+  std::string s = j["framework"].get<std::string>() + " " + j["framework_version"].get<std::string>() + ", " + j["backend"].get<std::string>() +
+                  (j.contains("backend_version") ? " " + j["backend_version"].get<std::string>() : "") + ", " + j["cpu"].get<std::string>() + "-" +
+                  j["os"].get<std::string>();
+  if (j.contains("cxx_abi")) s += ", " + j["cxx_abi"].get<std::string>();
+  return s;
+}
+
+// VERSION (when several), VARIANT, FITS (when a target was given), DETAILS.
+void print_table(const std::vector<std::pair<std::string, nlohmann::json>>& rows, bool versions, bool fits) {
+  size_t w = 7;
+  for (const auto& [_, j] : rows) w = std::max(w, j["variant"].get<std::string>().size());
+  const int vw = 9;
+  if (versions) std::cout << std::left << std::setw(vw) << "VERSION";
+  std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "VARIANT";
+  if (fits) std::cout << "FITS  ";
+  std::cout << "DETAILS\n";
+  for (const auto& [version, j] : rows) {
+    if (versions) std::cout << std::setw(vw) << version;
+    std::cout << std::setw(static_cast<int>(w) + 2) << j["variant"].get<std::string>();
+    if (fits) std::cout << (j["fits"].get<bool>() ? "\u2705    " : "no    ");
+    std::cout << details(j);
+    if (fits && !j["fits"].get<bool>()) std::cout << " (" << j["reason"].get<std::string>() << ")";
+    std::cout << "\n";
+  }
+}
 
 nlohmann::json variant_json(const ListedVariant& listed) {
   if (!listed.variant) return {{"variant", listed.name}, {"valid", false}, {"error", listed.error}};
@@ -33,34 +79,53 @@ nlohmann::json variant_json(const ListedVariant& listed) {
 }  // namespace
 
 void register_variants(CLI::App& app, Output& out, int& exit_code) {
-  auto args = std::make_shared<SourceRequest>();
-  auto* sub = app.add_subcommand("variants", "List the build variants of a kernel repo (Hub or directory) without downloading binaries");
-  sub->add_option("source", args->source, "ORG/NAME on the Hub, or a directory holding build/")->required();
-  sub->add_option("--version", args->version_spec, "Hub: which release (tag spec or major N)");
-  add_hub_flags(sub, *args);
+  auto a = std::make_shared<VariantsArgs>();
+  auto* sub = app.add_subcommand("variants", "List the build variants of a kernel repo (Hub: every version vN) without downloading binaries; "
+                                             "with --python or --torch, which fit that environment");
+  sub->add_option("source", a->source.source, "ORG/NAME on the Hub, or a directory holding build/")->required();
+  sub->add_option("--version", a->source.version_spec, "Hub: only this release (tag spec or major N); default: every version branch vN");
+  auto* python = sub->add_option("--python", a->python, "Mark the variants that fit this interpreter's Python, platform, torch and CUDA");
+  auto* torch = sub->add_option("--torch", a->torch, "Mark the variants that fit torch X.Y (with --cuda X.Y or --cpu)");
+  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)");
+  auto* cpu = sub->add_flag("--cpu", a->cpu, "The target has no GPU (with --torch)");
+  python->excludes(torch)->excludes(cuda)->excludes(cpu);
+  cuda->excludes(cpu)->needs(torch);
+  cpu->needs(torch);
+  add_hub_flags(sub, a->source);
   add_output_flags(sub, out);
-  sub->callback([args, &out, &exit_code] {
-    const VariantListing listing = list_variants(*args, feedback(out));
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& v : listing.variants) list.push_back(variant_json(v));
-    if (out.json) {
-      out.emit_json({{"source", listing.source.describe()}, {"variants", list}});
-    } else {
-      size_t w = 7;
-      for (const auto& v : listing.variants) w = std::max(w, v.name.size());
-      std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "VARIANT" << "DETAILS\n";
-      for (const auto& j : list) {
-        std::cout << std::setw(static_cast<int>(w) + 2) << j["variant"].get<std::string>();
-        if (!j["valid"]) std::cout << "invalid: " << j["error"].get<std::string>();
-        else if (j.contains("noarch")) std::cout << "pure Python (" << j["noarch"].get<std::string>() << ")";
-        else {
-          std::cout << j["framework"].get<std::string>() << " " << j["framework_version"].get<std::string>() << ", "
-                    << j["backend"].get<std::string>() << (j.contains("backend_version") ? " " + j["backend_version"].get<std::string>() : "")
-                    << ", " << j["cpu"].get<std::string>() << "-" << j["os"].get<std::string>();
-          if (j.contains("cxx_abi")) std::cout << ", " << j["cxx_abi"].get<std::string>();
-        }
-        std::cout << "\n";
+  sub->callback([a, python, torch, &out, &exit_code] {
+    std::optional<InterpreterInfo> target;
+    if (torch->count()) {
+      if (a->cuda.empty() && !a->cpu) throw Error(ErrorKind::usage, "--torch needs --cuda X.Y or --cpu to say which variants fit");
+      target = described_target(a->torch, a->cpu ? std::nullopt : std::optional<std::string>(a->cuda));
+    } else if (python->count()) {
+      target = probe_interpreter(a->python);
+    }
+    const VariantListing listing = list_variants(a->source, feedback(out));
+    auto listed_json = [&](const std::vector<ListedVariant>& variants) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& v : variants) {
+        nlohmann::json j = variant_json(v);
+        add_fit(j, v, target);
+        list.push_back(std::move(j));
       }
+      return list;
+    };
+    const nlohmann::json list = listed_json(listing.variants);
+    nlohmann::json versions = nlohmann::json::array();
+    for (const auto& v : listing.versions) versions.push_back({{"version", v.version}, {"ref", v.ref}, {"commit", v.commit}, {"variants", listed_json(v.variants)}});
+    if (out.json) {
+      nlohmann::json j{{"source", listing.source.describe()}, {"variants", list}};
+      if (!listing.versions.empty()) j["versions"] = versions;
+      if (target) j["target"] = {{"python", target->python}, {"torch", target->torch.value_or("")}, {"cuda", target->cuda.value_or("")}};
+      out.emit_json(j);
+    } else {
+      std::vector<std::pair<std::string, nlohmann::json>> rows;
+      if (listing.versions.empty())
+        for (const auto& j : list) rows.emplace_back("", j);
+      for (const auto& v : versions)
+        for (const auto& j : v["variants"]) rows.emplace_back(v["ref"].get<std::string>(), j);
+      print_table(rows, !listing.versions.empty(), target.has_value());
     }
     exit_code = listing.all_valid() ? 0 : static_cast<int>(ErrorKind::input);
   });

@@ -19,6 +19,14 @@ namespace {
 
 constexpr const char* kAnyTorch = "any torch";
 
+// One shell word: single-quoted, so a URL's & or ; is not the shell's.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+
 std::string row_of(const LocalLabel& l) {
   if (!l.framework_version) return kAnyTorch;
   const std::string v = l.framework_version->str();
@@ -120,6 +128,16 @@ Matrix build_matrix(std::vector<MatrixWheel> wheels) {
   return m;
 }
 
+std::string install_line(const MatrixWheel& w, const std::string& index_url, const std::string& file_url, const std::string& deps_index) {
+  std::string s = "python -m pip list --format=freeze | grep -i '^torch==' > torch-pin.txt; python -m pip install -c torch-pin.txt ";
+  if (index_url.empty()) {
+    s.append("--index-url ").append(shell_quote(deps_index)).append(" ").append(shell_quote(w.project + " @ " + file_url));
+    return s;
+  }
+  s.append("--index-url ").append(shell_quote(index_url)).append(" --extra-index-url ").append(shell_quote(deps_index));
+  return s.append(" ").append(shell_quote(w.project + "==" + w.version));
+}
+
 std::string human_size(uint64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " B";
   const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -154,15 +172,45 @@ constexpr const char* kStyle = R"(    <style>
       ul.wheels { list-style: none; margin: 0; padding: 0; }
       ul.wheels li + li { margin-top: .45rem; padding-top: .45rem; border-top: 1px dashed #b7d7b7; }
       ul.wheels a { font-weight: 600; color: #0b5cad; }
-      .tag, .gpu, .size, .signer { display: block; font-family: ui-monospace, monospace; font-size: .75rem; }
+      .tag, .gpu, .size, .signer, .hub { display: block; font-family: ui-monospace, monospace; font-size: .75rem; }
       .signer { color: #1a7f37; overflow-wrap: anywhere; }
+      .hub { color: #57606a; overflow-wrap: anywhere; }
+      div.install { margin-top: .5rem; padding-top: .45rem; border-top: 1px solid #b7d7b7; font-size: .75rem; max-width: 34rem; }
+      div.install code { display: block; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+      code.install-line { background: #f6f8fa; border: 1px solid #d0d7de; padding: .3rem; margin-top: .25rem; user-select: all; }
+      div.howto { background: #fff8e6; border: 1px solid #e3c77a; padding: .6rem .8rem; max-width: 60rem; font-size: .9rem; }
       .gpu { color: #6a3d9a; }
       .size { color: #57606a; }
       p.note { color: #57606a; font-size: .85rem; }
     </style>
 )";
 
-std::string cell_html(const std::vector<MatrixWheel>& wheels, const std::string& files_base) {
+// A URL as the page shows it: relative ones are made absolute by the
+// browser (the script at the end of the page), so the line can be pasted.
+std::string url_html(const std::string& url) {
+  const bool relative = url.find("://") == std::string::npos;
+  return relative ? "<span data-href=\"" + html_escape(url) + "\">" + html_escape(url) + "</span>" : html_escape(url);
+}
+
+// The index (or, for torch-universal, the file) and the install line of a
+// cell's newest wheel.
+std::string install_html(const MatrixWheel& newest, const MatrixPageSpec& spec) {
+  const std::string sub = read_label(newest.version).index_name();
+  const std::string index = sub.empty() ? "" : spec.index_root + encode_component(sub) + "/simple/";
+  const std::string file = spec.files_base + encode_component(newest.filename);
+  std::string line = html_escape(install_line(newest, index.empty() ? "" : "\x01", index.empty() ? "\x02" : "", spec.deps_index));
+  // The URL placeholders become browser-resolved spans.
+  if (auto at = line.find('\x01'); at != std::string::npos) line.replace(at, 1, url_html(index));
+  if (auto at = line.find('\x02'); at != std::string::npos) line.replace(at, 1, url_html(file));
+  std::string s = "<div class=\"install\">";
+  s += index.empty() ? "Index: none (any torch); pip installs the file"
+                     : "Index: <code class=\"index-url\">" + url_html(index) + "</code>";
+  s += "Install (keeps your torch):<code class=\"install-line\">" + line + "</code></div>";
+  return s;
+}
+
+std::string cell_html(const std::vector<MatrixWheel>& wheels, const MatrixPageSpec& spec) {
+  const std::string& files_base = spec.files_base;
   std::string s = "<td class=\"cell\"><ul class=\"wheels\">";
   for (const auto& w : wheels) {
     std::string tag;
@@ -178,12 +226,16 @@ std::string cell_html(const std::vector<MatrixWheel>& wheels, const std::string&
     s += "<span class=\"gpu\">" + html_escape(w.gpu_code.empty() ? "no GPU code" : join(w.gpu_code, " ")) + "</span>";
     s += "<span class=\"size\">" + html_escape(human_size(w.size)) + "</span>";
     if (!w.signature.empty()) s += "<span class=\"signer\">" + html_escape(w.signature) + "</span>";
+    if (!w.hub_repo.empty())
+      s += "<span class=\"hub\" title=\"" + html_escape(w.hub_url) + "\">Hub: " + html_escape(w.hub_repo + " @ " + w.hub_commit.substr(0, 12)) + "</span>";
     s += "</li>";
   }
-  return s + "</ul></td>";
+  s += "</ul>";
+  if (spec.install_lines && !wheels.empty()) s += install_html(wheels.front(), spec);
+  return s + "</td>";
 }
 
-std::string table_html(const Matrix& m, const std::string& files_base) {
+std::string table_html(const Matrix& m, const MatrixPageSpec& spec) {
   std::string s = "    <table class=\"matrix\">\n      <thead><tr><th scope=\"col\">torch \\ backend</th>";
   for (const auto& c : m.columns) s += "<th scope=\"col\">" + html_escape(c) + "</th>";
   s += "</tr></thead>\n      <tbody>\n";
@@ -191,7 +243,7 @@ std::string table_html(const Matrix& m, const std::string& files_base) {
     s += "        <tr><th scope=\"row\">" + html_escape(m.rows[r]) + "</th>";
     for (size_t c = 0; c < m.columns.size(); ++c) {
       auto it = m.cells.find({r, c});
-      s += it == m.cells.end() ? "<td class=\"empty\">&ndash;</td>" : cell_html(it->second, files_base);
+      s += it == m.cells.end() ? "<td class=\"empty\">&ndash;</td>" : cell_html(it->second, spec);
     }
     s += "</tr>\n";
   }
@@ -199,7 +251,10 @@ std::string table_html(const Matrix& m, const std::string& files_base) {
 }
 
 std::string sub_index_list(const MatrixPageSpec& spec) {
-  std::string s = "    <h2>Indexes for pip and uv</h2>\n    <p>Every build: <a href=\"" + html_escape(spec.to_root) + "simple/\">simple/</a></p>\n";
+  std::string s = "    <h2>Indexes for pip and uv</h2>\n";
+  s += "    <p>Every build, for <code>kwheel pin</code> (which picks the build that fits and pins it by hash): <a href=\"" +
+       html_escape(spec.to_root) + "simple/\">simple/</a>. Not for pip or uv on their own: it lists every torch/CUDA build, and they take the "
+       "highest, which can replace your torch.</p>\n";
   if (spec.sub_indexes.empty()) return s;
   s += "    <p>One index per torch/compute combination (use as pip's --index-url):</p>\n    <ul>\n";
   for (const auto& sub : spec.sub_indexes)
@@ -216,15 +271,23 @@ std::string render_matrix_page(const MatrixPageSpec& spec) {
   s += "    <title>" + html_escape(spec.title) + "</title>\n" + kStyle + "  </head>\n  <body>\n";
   s += "    <h1>" + html_escape(spec.title) + "</h1>\n";
   if (!spec.link_kernel_pages) s += "    <p><a href=\"" + html_escape(spec.to_root) + "index.html\">All kernels</a></p>\n";
+  if (spec.link_kernel_pages)
+    s += "    <div class=\"howto\"><strong>Installing:</strong> point pip at the index of your torch/CUDA combination "
+         "(listed below as <code>torchX.Y-cuNNN/simple/</code>), with PyPI as the extra index for torch's and the kernel's dependencies. "
+         "Each kernel's page shows, per build, that index and an install line that keeps the torch you have. "
+         "Do not point pip at <code>simple/</code>: it lists every torch/CUDA build, and pip takes the highest.</div>\n";
   s += "    <p class=\"note\">Rows: torch versions. Columns: backends. Each entry links its wheel and shows its platform tag, "
        "the GPU code its binaries carry, and its size.</p>\n";
   for (const auto& [project, wheels] : spec.kernels) {
     const std::string name = html_escape(project);
     s += "    <h2 id=\"" + name + "\">";
     s += spec.link_kernel_pages ? "<a href=\"kernels/" + html_escape(encode_component(project)) + ".html\">" + name + "</a>" : name;
-    s += "</h2>\n" + table_html(build_matrix(wheels), spec.files_base);
+    s += "</h2>\n" + table_html(build_matrix(wheels), spec);
   }
   if (spec.link_kernel_pages) s += sub_index_list(spec);
+  // Relative index and file URLs, made absolute where the page is served.
+  if (spec.install_lines)
+    s += "    <script>for (const e of document.querySelectorAll('[data-href]')) e.textContent = new URL(e.dataset.href, document.baseURI).href;</script>\n";
   return s + "  </body>\n</html>\n";
 }
 

@@ -437,6 +437,79 @@ json to_json(const PinResult& r) {
               {"candidates", candidates}};
 }
 
+namespace {
+
+// The projects a source holds, normalized and sorted.
+std::vector<std::string> source_projects(const PinRequest& req) {
+  std::set<std::string> names;
+  if (req.source.find("://") == std::string::npos) {
+    std::error_code ec;
+    if (!fs::is_directory(req.source, ec))
+      throw Error(ErrorKind::not_found, "'" + req.source + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
+    for (const auto& e : fs::directory_iterator(req.source)) {
+      const std::string fn = e.path().filename().string();
+      if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
+      try {
+        names.insert(normalize_name(parse_wheel_filename(fn).name));
+      } catch (const Error&) {
+      }
+    }
+    if (names.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
+    return {names.begin(), names.end()};
+  }
+  if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
+    throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
+  std::string root = req.source;
+  if (!root.ends_with("/")) root += "/";
+  HttpOptions ho;
+  ho.user_agent = "kwheel/" KWHEEL_VERSION;
+  ho.max_attempts = 3;
+  HttpClient http(ho, req.transport);
+  const Page p = fetch_page(root, &http, "index page");
+  for (const auto& n : parse_root_page(p.body, p.json, root)) names.insert(normalize_name(n));
+  if (names.empty()) throw Error(ErrorKind::not_found, "index " + root + " lists no project");
+  return {names.begin(), names.end()};
+}
+
+}  // namespace
+
+PinSetResult pin_all(const PinRequest& base) {
+  PinSetResult result;
+  const std::vector<std::string> projects = source_projects(base);
+  std::string header, lines, index_line;
+  for (const auto& project : projects) {
+    PinRequest req = base;
+    req.name = project;
+    try {
+      result.kernels.push_back(pin(req));
+    } catch (const Error& e) {
+      if (projects.size() == 1) throw;
+      throw Error(e.kind(), "project '" + project + "': " + e.what() + " (pass --name to pin the others one by one)", e.reason());
+    }
+    const PinResult& r = result.kernels.back();
+    header += "# " + r.project + ": " + r.label.describe() + (r.label.index_name().empty() ? "" : " (sub-index " + r.label.index_name() + ")") + "\n";
+    for (const auto& f : r.files) header += "#   file: " + f.filename + "\n";
+    index_line = r.index_line;
+    lines += r.requirement + "\n";
+  }
+  if (result.kernels.size() == 1) {
+    result.text = result.kernels.front().text;
+    return result;
+  }
+  result.text = "# kwheel pin: " + std::to_string(result.kernels.size()) + " kernels for " + target_description(base) + "\n" + header;
+  result.text += index_line.empty() ? "# from directory " + fs::absolute(base.source).string() + ": pip install --find-links DIR -r requirements.txt\n"
+                                    : index_line + "\n";
+  result.text += lines;
+  return result;
+}
+
+json to_json(const PinSetResult& r) {
+  if (r.kernels.size() == 1) return to_json(r.kernels.front());
+  json kernels = json::array();
+  for (const auto& k : r.kernels) kernels.push_back(to_json(k));
+  return json{{"ok", true}, {"requirements", r.text}, {"kernels", kernels}};
+}
+
 LockPinResult pin_lock(const PinRequest& base, const std::string& lock) {
   const bool is_url = base.source.find("://") != std::string::npos;
   LockPinResult result{lock, {}, {}};

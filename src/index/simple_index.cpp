@@ -33,7 +33,7 @@
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
 #include "kwheel/validate/wheel_signature.hpp"
-#include "kwheel/validate/wheel_signature.hpp"
+#include "kwheel/wheel/core_metadata.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -185,6 +185,7 @@ struct Entry {
   std::string metadata_sha256;
   std::vector<std::string> gpu_code;  // what its objects carry: "sm_90", "gfx90a" (matrix pages)
   std::string signature;  // who signed its metadata.json, as the matrix pages say it
+  std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
   fs::path source;      // where the bytes come from for this run
   std::string metadata; // METADATA bytes (new wheels); old ones are linked
   bool is_new = false;
@@ -241,6 +242,19 @@ std::vector<std::string> gpu_code_of(const WheelArchive& wheel) {
 // Who signed the wheel's metadata.json, checked as a build checks it; a
 // wheel kwheel did not build says so. Every wheel of a site had its RECORD
 // checked when it joined, and its sha256 checked on every run since.
+// The Hub repo and commit a wheel's METADATA records (kwheel's "Hub
+// revision" Project-URL); nothing for a wheel not built from the Hub.
+void read_hub_revision(const std::string& metadata, Entry& e) {
+  const MetadataFields fields = parse_metadata_fields(metadata);
+  const auto rev = recorded_revision(fields);
+  if (!rev) return;
+  e.hub_repo = rev->first;
+  e.hub_commit = rev->second;
+  auto [lo, hi] = fields.equal_range("Project-URL");
+  for (auto it = lo; it != hi; ++it)
+    if (it->second.starts_with(std::string(kHubRevisionLabel) + ",")) e.hub_url = trim(it->second.substr(it->second.find(',') + 1));
+}
+
 std::string signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
   try {
     const auto s = wheel_signature(wheel, options, std::time(nullptr), /*record_verified=*/true);
@@ -488,6 +502,12 @@ Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manife
     throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
   e.gpu_code = recorded_gpu_code(f, e.source);
+  {
+    std::ifstream in(fs::path(e.source) += ".metadata", std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    read_hub_revision(text.str(), e);
+  }
   // Checked again on every run: the root and the signers may have changed.
   e.signature = signature_of(WheelArchive(e.source), o.signatures);
   return e;
@@ -537,6 +557,7 @@ Entry given_entry(const fs::path& w, const SiteOptions& o) {
   e.requires_python = archive.field("Requires-Python");
   e.metadata = archive.read(archive.dist_info() + "/METADATA");
   e.metadata_sha256 = sha256_hex(e.metadata);
+  read_hub_revision(e.metadata, e);
   e.gpu_code = gpu_code_of(archive);
   e.signature = signature_of(archive, o.signatures);
   e.source = w;
@@ -648,13 +669,14 @@ std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std:
 void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
                         const SiteOptions& o, SiteReport& report) {
   std::map<std::string, std::vector<MatrixWheel>> kernels;
-  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature});
+  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature, e.hub_repo, e.hub_commit, e.hub_url});
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   MatrixPageSpec spec;
   spec.title = report.title;
   spec.files_base = base.empty() ? "files/" : base + "/files/";
   spec.link_kernel_pages = true;
+  spec.deps_index = o.deps_index.empty() ? kDefaultDepsIndex : o.deps_index;
   spec.kernels.assign(kernels.begin(), kernels.end());
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
   write_text(root / "index.html", render_matrix_page(spec));
@@ -662,6 +684,8 @@ void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>
   spec.files_base = base.empty() ? "../files/" : base + "/files/";
   spec.to_root = "../";
   spec.link_kernel_pages = false;
+  spec.install_lines = true;
+  spec.index_root = base.empty() ? spec.to_root : base + "/";
   spec.sub_indexes.clear();
   for (const auto& [project, wheels] : kernels) {
     spec.kernels = {{project, wheels}};

@@ -5,6 +5,7 @@
 
 #include "kwheel/base/text.hpp"
 #include "kwheel/validate/interpreter.hpp"
+#include "kwheel/wheel/tags.hpp"
 
 namespace kwheel {
 
@@ -195,6 +196,18 @@ std::optional<std::string> filename_incompatibility(const WheelFilename& w, cons
   if (label.rocm && !in.hip) return "a ROCm build needs a ROCm torch";
   if (label.cpu && device == "cuda") return "a CPU build has no CUDA kernels to run on --device cuda";
   return std::nullopt;
+}
+
+std::optional<std::string> variant_incompatibility(const Variant& v, const InterpreterInfo& env) {
+  const WheelTags tags = compute_tags(v, TagOptions{});
+  WheelFilename w;
+  w.name = "kernel";
+  w.version = tags.local_label.empty() ? "0" : "0+" + tags.local_label;
+  w.python = {tags.python};
+  w.abi = {tags.abi};
+  // The oldest manylinux floor: a variant's name says nothing of its glibc.
+  w.platform = {v.is_noarch() || tags.purelib ? std::string("any") : v.os == "linux" ? platform_tag(v, "2_5") : platform_tag(v, "")};
+  return filename_incompatibility(w, env, "auto");
 }
 
 }  // namespace kwheel

@@ -117,6 +117,7 @@ class MatrixDom(HTMLParser):
         self.title, self.h1, self.kernels = "", "", {}
         self._in, self._text, self._kernel, self._head = None, "", None, False
         self._row, self._cell, self._entry, self._span = None, None, None, None
+        self._code, self._code_text = None, ""
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -129,7 +130,11 @@ class MatrixDom(HTMLParser):
         elif tag == "tr":
             self._row = {"ths": [], "cells": []}
         elif tag == "td":
-            self._cell = {"class": a.get("class"), "entries": [], "links": 0}
+            self._cell = {"class": a.get("class"), "entries": [], "links": 0, "install": None}
+        elif tag == "div" and a.get("class") == "install" and self._cell is not None:
+            self._cell["install"], self._entry = {}, None
+        elif tag == "code" and self._cell is not None and self._cell["install"] is not None:
+            self._code, self._code_text = a.get("class"), ""
         elif tag == "li" and self._cell is not None:
             self._entry = {"spans": {}}
             self._cell["entries"].append(self._entry)
@@ -143,9 +148,14 @@ class MatrixDom(HTMLParser):
     def handle_data(self, data):
         if self._in:
             self._text += data
+        if self._code:
+            self._code_text += data
 
     def handle_endtag(self, tag):
         text = self._text.strip()
+        if tag == "code" and self._code:
+            self._cell["install"][self._code] = self._code_text.strip()
+            self._code = None
         if tag == "title":
             self.title = text
         elif tag == "h1":
@@ -173,19 +183,22 @@ class MatrixDom(HTMLParser):
             self._in = None
 
 
-def chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
+def chromium(args: list[str], profile: Path, size: str = "1280,900") -> subprocess.CompletedProcess:
     # A fresh profile per run: no first-run UI, no lock shared with another Chromium.
-    return subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900", "--hide-scrollbars",
+    return subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", f"--window-size={size}", "--hide-scrollbars",
                            "--no-first-run", f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=90)
 
 
-def render(page: Path, work: Path) -> tuple[MatrixDom, Path]:
-    shot = work / (page.stem + ".png")
-    r = chromium(["--dump-dom", page.as_uri()], work / "profile-dom")
+def render(page: Path | str, work: Path, size: str = "1280,900") -> tuple[MatrixDom, Path]:
+    """A page (a file, or a URL) as Chromium shows it: its DOM after scripts ran, and a screenshot."""
+    url = page if isinstance(page, str) else page.as_uri()
+    shot = work / (url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".html") + ".png")
+    r = chromium(["--dump-dom", url], work / "profile-dom", size)
     assert r.returncode == 0 and "<table" in r.stdout, r.stderr[-2000:]
     dom = MatrixDom()
     dom.feed(r.stdout)
-    r = chromium([f"--screenshot={shot}", page.as_uri()], work / "profile-shot")
+    dom.html = r.stdout
+    r = chromium([f"--screenshot={shot}", url], work / "profile-shot", size)
     assert r.returncode == 0 and shot.is_file(), r.stderr[-2000:]
     return dom, shot
 
@@ -369,3 +382,221 @@ def test_base_url_makes_matrix_links_absolute(kwheel_bin, dist, tmp_path):
         assert len(hrefs) == (9 if page == "index.html" else 7)
         assert all(h.startswith("https://kernels.example.org/idx/files/img2gray-") or h.startswith("https://kernels.example.org/idx/files/relu-")
                    for h in hrefs), hrefs
+
+
+# --------------------------------------------------------------------------- the first hour (#33): install lines that keep torch
+#
+# Kernels built from the fixture Hub (so their wheels record a Hub repo and
+# commit), a stand-in for PyPI on loopback holding other torch builds and
+# the kernels' Python dependencies, the site served by http.server, and a
+# real pip in fresh venvs running the exact line the kernel page shows.
+
+import fixture as hubfix  # noqa: E402  (tests/hub/fixture.py)
+
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+import hubtest as H  # noqa: E402
+
+ORG = "acme-kernels"
+CU126, CU130 = "torch27-cxx11-cu126-x86_64-linux", "torch29-cxx11-cu130-x86_64-linux"
+# kernel -> version branch N -> its variants
+HUB_KERNELS = {"relu": {1: [CU126], 2: [CU126, CU130]}, "img2gray": {1: [CU130, "torch-universal"]}}
+INSTALLED_TORCH = "2.7.1+cu126"           # what the user's venv holds
+DEPS_TORCH = ["2.7.1", "2.7.1+cu128", "2.9.0"]  # what the PyPI stand-in offers
+
+
+def hub_tree(name: str, n: int, variants: list[str]) -> dict[str, bytes]:
+    tree = {}
+    for v in variants:
+        so = None if v == "torch-universal" else cuda_shared_object(["sm_90"])
+        tree.update(kr.variant_tree(v, layout="flat", name=name, version=n, files=kr.demo_package(name, f"{name} v{n}", so=so),
+                                    python_depends=["einops"] if name == "relu" else [], archs=["9.0"] if so else None,
+                                    kernel_id=f"_{name}_0123abc" if so else None))
+    return tree
+
+
+@pytest.fixture(scope="module")
+def acme(tmp_path_factory):
+    root = tmp_path_factory.mktemp("acme") / "root"
+    hubfix.set_org(root, ORG, trustedKernelPublisher=True)
+    repos = {name: kr.make_kernel_repo(root, f"{ORG}/{name}", {n: hub_tree(name, n, vs) for n, vs in versions.items()})
+             for name, versions in HUB_KERNELS.items()}
+    with hubfix.hub_server(root) as srv:
+        yield srv, repos
+
+
+@pytest.fixture(scope="module")
+def acme_dist(kwheel_bin, acme, tmp_path_factory) -> Path:
+    srv, _ = acme
+    work = tmp_path_factory.mktemp("acme-dist")
+    env = H.clean_env(work / "home", HF_ENDPOINT=srv.endpoint)
+    for name, versions in HUB_KERNELS.items():
+        for n in versions:
+            r = subprocess.run([str(kwheel_bin), "build", f"{ORG}/{name}", "--version", str(n), "-o", str(work / "dist"), "-q"],
+                               env=env, capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
+    return work / "dist"
+
+
+def stand_in_wheel(out: Path, name: str, version: str, files: dict[str, str], requires: tuple[str, ...] = ()) -> Path:
+    """A minimal pure-Python wheel (PEP 427), for the PyPI stand-in and the user's torch."""
+    import base64
+    import hashlib
+    dist = f"{name}-{version}"
+    entries = {**files,
+               f"{dist}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                             + "".join(f"Requires-Dist: {r}\n" for r in requires),
+               f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = ""
+    for path, text in entries.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record += f"{path},sha256={digest},{len(text.encode())}\n"
+    entries[f"{dist}.dist-info/RECORD"] = record + f"{dist}.dist-info/RECORD,,\n"
+    out.mkdir(parents=True, exist_ok=True)
+    whl = out / f"{dist}-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        for path, text in entries.items():
+            z.writestr(path, text)
+    return whl
+
+
+def torch_wheel(out: Path, version: str) -> Path:
+    cuda = re.search(r"\+cu(\d+)(\d)$", version)
+    files = {"torch/__init__.py": "from .version import __version__\n",
+             "torch/version.py": f"__version__ = {version!r}\ncuda = {(cuda.group(1) + '.' + cuda.group(2)) if cuda else None!r}\nhip = None\n"}
+    return stand_in_wheel(out, "torch", version, files)
+
+
+def deps_index(root: Path) -> None:
+    """PyPI's stand-in: PEP 503 pages for other torch builds and einops (the relu kernel's python-depends)."""
+    wheels = [torch_wheel(root / "files", v) for v in DEPS_TORCH]
+    wheels.append(stand_in_wheel(root / "files", "einops", "0.8.1", {"einops/__init__.py": "__version__ = '0.8.1'\n"}))
+    for project in ("torch", "einops"):
+        links = "".join(f'<a href="../../files/{w.name.replace("+", "%2B")}">{w.name}</a>\n' for w in wheels if w.name.startswith(project + "-"))
+        (root / "simple" / project).mkdir(parents=True, exist_ok=True)
+        (root / "simple" / project / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+
+
+@pytest.fixture
+def serve():
+    """`python -m http.server` on a free loopback port for a directory; returns its URL."""
+    procs = []
+
+    def start(directory: Path) -> str:
+        proc = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(directory)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        procs.append(proc)
+        m = re.search(r"port (\d+)", proc.stdout.readline())  # printed once the socket listens
+        assert m
+        return f"http://127.0.0.1:{m.group(1)}"
+
+    yield start
+    for p in procs:
+        p.terminate()
+        p.wait(timeout=30)
+
+
+def pip_env(venv_py: Path) -> dict:
+    """Only the indexes the line names: no pip settings from this machine (PIP_FIND_LINKS and the like)."""
+    env = {k: v for k, v in clean_env().items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_CACHE_DIR="1", PIP_NO_INPUT="1")
+    env["PATH"] = f"{venv_py.parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("PYTHONPATH", None)
+    env["VIRTUAL_ENV"] = str(venv_py.parent.parent)
+    return env
+
+
+def user_venv(where: Path, torch: Path) -> Path:
+    """A fresh venv holding the user's torch (the stand-in)."""
+    r = subprocess.run([sys.executable, "-m", "venv", str(where)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    py = where / "bin" / "python"
+    r = subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", str(torch)], capture_output=True, text=True, env=pip_env(py), timeout=300)
+    assert r.returncode == 0, r.stderr
+    return py
+
+
+def installed(py: Path) -> dict[str, str]:
+    r = subprocess.run([py, "-m", "pip", "list", "--format=json"], capture_output=True, text=True, env=pip_env(py), timeout=120)
+    assert r.returncode == 0, r.stderr
+    return {p["name"].lower(): p["version"] for p in json.loads(r.stdout)}
+
+
+def run_line(line: str, py: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """The page's line, pasted into a shell whose `python` is the venv's."""
+    return subprocess.run(["bash", "-c", line], cwd=cwd, env=pip_env(py), capture_output=True, text=True, timeout=300)
+
+
+@needs_chromium
+def test_kernel_page_install_line_keeps_the_installed_torch(kwheel_bin, acme, acme_dist, tmp_path, serve):
+    _, repos = acme
+    deps_index(tmp_path / "deps")
+    deps_url = serve(tmp_path / "deps")
+    site = tmp_path / "site"
+    r = kwheel(kwheel_bin, "index", acme_dist, "--out", site, "--title", TITLE, "--deps-index-url", f"{deps_url}/simple/")
+    assert r.returncode == 0, r.stderr
+    site_url = serve(site)
+
+    # Every cell of the kernel page: its index (only its builds), the line for its newest build, the Hub commit of each build.
+    pages = {}
+    for kernel in HUB_KERNELS:
+        dom, shot = render(f"{site_url}/kernels/{kernel}.html", tmp_path, "1400,1000")
+        table = dom.kernels[kernel]
+        cells = {(row["header"], col): cell for row in table["rows"] for col, cell in zip(table["columns"], row["cells"]) if cell["class"] == "cell"}
+        wheels = [w for w in site_wheels(site) if w["project"] == kernel]
+        assert set(cells) == {(w["row"], w["column"]) for w in wheels}
+        for (row, column), cell in cells.items():
+            here = [w for w in wheels if (w["row"], w["column"]) == (row, column)]
+            newest = max((w["filename"].split("-")[1] for w in here), key=lambda v: [int(x) for x in v.split("+")[0].split(".")])
+            version = newest.replace("%2B", "+")
+            line = cell["install"]["install-line"]
+            assert "pip list --format=freeze | grep -i '^torch==' > torch-pin.txt;" in line and "-c torch-pin.txt" in line, line
+            if row == "any torch":  # torch-universal: no index of its own, the file itself
+                assert "index-url" not in cell["install"]
+                assert f"'{kernel} @ {site_url}/files/{here[0]['href']}'" in line and f"--index-url '{deps_url}/simple/'" in line, line
+            else:
+                sub = f"torch{row.split()[1]}-{column}"
+                index = f"{site_url}/{sub}/simple/"
+                assert cell["install"]["index-url"] == index  # made absolute where the page is served
+                assert f"--index-url '{index}' --extra-index-url '{deps_url}/simple/' '{kernel}=={version}'" in line, line
+                served = json.loads((site / sub / "simple" / kernel / "index.json").read_text())
+                # the cell's builds, and the torch-universal ones (any torch: they cannot swap it), nothing else
+                assert {f["filename"] for f in served["files"]} == {w["filename"] for w in wheels if w in here or w["row"] == "any torch"}
+            for entry in cell["entries"]:
+                n = int(entry["text"].split()[1].split(".")[0])  # kernel version N: branch vN
+                assert entry["spans"]["hub"] == f"Hub: {ORG}/{kernel} @ {repos[kernel].versions[n][:12]}"
+        pages[kernel] = (cells, shot)
+
+    # The line of the user's cell installs the kernel and its dependency, and keeps the user's torch.
+    torch = torch_wheel(tmp_path / "user", INSTALLED_TORCH)
+    py = user_venv(tmp_path / "venv", torch)
+    relu = pages["relu"][0]
+    r = run_line(relu[("torch 2.7", "cu126")]["install"]["install-line"], py, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = installed(py)
+    assert after["torch"] == INSTALLED_TORCH and after["einops"] == "0.8.1"
+    assert after["relu"].startswith("2.") and after["relu"].endswith("+torch2.7.cu126")
+    # Another cell's line cannot swap torch: pip refuses, nothing changes.
+    r = run_line(relu[("torch 2.9", "cu130")]["install"]["install-line"], py, tmp_path)
+    said = r.stdout + r.stderr
+    assert r.returncode != 0 and "ResolutionImpossible" in said and f"The user requested (constraint) torch=={INSTALLED_TORCH}" in said, said
+    assert installed(py) == after
+    # A torch-universal build's line: any torch, the user's kept.
+    r = run_line(pages["img2gray"][0][("any torch", "noarch")]["install"]["install-line"], py, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert installed(py)["torch"] == INSTALLED_TORCH and "+" not in installed(py)["img2gray"]
+
+    # What the cell indexes avoid: the flat simple/ offers every build, pip takes the highest label and replaces torch.
+    flat = user_venv(tmp_path / "venv-flat", torch)
+    r = run_line(f"python -m pip install --index-url '{site_url}/simple/' --extra-index-url '{deps_url}/simple/' relu", flat, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert installed(flat)["torch"] == "2.9.0" and installed(flat)["relu"].endswith("+torch2.9.cu130")
+
+    # The home page says which index to point pip at, and what simple/ is for.
+    home, home_shot = render(f"{site_url}/index.html", tmp_path, "1400,1000")
+    assert 'class="howto"' in home.html and "torchX.Y-cuNNN/simple/" in home.html
+    for sub in ("torch2.7-cu126", "torch2.9-cu130"):
+        assert f'href="{sub}/simple/"' in home.html
+    assert "kwheel pin" in home.html and "can replace your torch" in home.html
+    if os.environ.get("KWHEEL_FIRST_HOUR_SCREENSHOTS"):  # docs/images/kernel-page-install.png and index-install.png are made this way
+        shutil.copyfile(pages["relu"][1], Path(os.environ["KWHEEL_FIRST_HOUR_SCREENSHOTS"]) / "kernel-page-install.png")
+        shutil.copyfile(home_shot, Path(os.environ["KWHEEL_FIRST_HOUR_SCREENSHOTS"]) / "index-install.png")

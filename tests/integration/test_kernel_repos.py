@@ -501,3 +501,96 @@ def test_cache_is_shared_with_kernels_both_ways(hub, store, env, tmp_path):
     offline = built(H.kwheel("build", NESTED, "--offline", "-o", tmp_path / "offline", env=env))
     assert {w["filename"]: w["sha256"] for w in offline} == {w["filename"]: w["sha256"] for w in online}
     assert hub.log() == []  # not one request
+
+
+# --------------------------------------------------------------------------- the first hour (#33): pin DIR, variants
+
+
+def test_pin_of_several_kernels_is_one_requirements_file(hub, store, env, tmp_path):
+    """Issue #33, 5: `pin DIR` without --name pins every kernel the directory holds; --name narrows it."""
+    out = tmp_path / "dist"
+    built(H.kwheel("build", RELU, "--version", "2", "-o", out, env=env))
+    built(H.kwheel("build", NESTED, "-o", out, env=env))
+    pin = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
+    assert pin.returncode == 0, str(pin)
+    reqs = [line for line in pin.stdout.splitlines() if line and not line.startswith("#")]
+    assert sorted(line.split("==")[0] for line in reqs) == ["my-relu", "nested-relu"] and all("--hash=sha256:" in line for line in reqs), pin.stdout
+    relu = next(line for line in reqs if line.startswith("my-relu=="))
+    assert relu.split()[0].endswith("+torch2.7.cu126")  # the CUDA build, not torch-cpu, for a CUDA target
+    req = tmp_path / "requirements.txt"
+    req.write_text(pin.stdout)
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
+                        "--find-links", str(out), "--require-hashes", "--target", str(tmp_path / "t"), "-r", str(req)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "t").iterdir() if not p.name.endswith(".dist-info")) == ["my_relu", "nested_relu"]
+    # --json: one entry per kernel; --name: that kernel alone, as before.
+    j = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", env=env)
+    assert j.returncode == 0 and [k["project"] for k in j.json["kernels"]] == ["my-relu", "nested-relu"], str(j)
+    one = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", "--name", "nested-relu", env=env, json_out=False)
+    assert one.returncode == 0 and [line.split("==")[0] for line in one.stdout.splitlines() if line and not line.startswith("#")] == ["nested-relu"]
+    # The same from the site's flat index: one --index-url line, both kernels.
+    site = tmp_path / "site"
+    assert H.kwheel("index", out, "--out", site, env=env).returncode == 0
+    idx = H.kwheel("pin", (site / "simple").as_uri(), "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
+    assert idx.returncode == 0, str(idx)
+    assert [line for line in idx.stdout.splitlines() if line.startswith("--index-url")] == [f"--index-url {(site / 'simple').as_uri()}/"]
+    assert sorted(line.split("==")[0] for line in idx.stdout.splitlines() if "==" in line and not line.startswith("#")) == ["my-relu", "nested-relu"]
+    # A kernel with no fitting build (nested-relu has no 2.x) fails the whole file, naming it; nothing is printed.
+    none = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", "--version", ">=2,<3", env=env, json_out=False)
+    assert none.returncode == 5 and "project 'nested-relu'" in none.stderr and "--name" in none.stderr and none.stdout == "", str(none)
+
+
+def stand_in_python(where: Path, torch: str | None, cuda: str | None) -> Path:
+    """A venv whose torch is a stand-in: torch/version.py is all kwheel's probe reads."""
+    r = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    if torch:
+        [site] = list(where.glob("lib/python3*/site-packages"))
+        (site / "torch").mkdir()
+        (site / "torch" / "__init__.py").write_text("from .version import __version__\n")
+        (site / "torch" / "version.py").write_text(f"__version__ = {torch!r}\ncuda = {cuda!r}\nhip = None\n")
+    return where / "bin" / "python"
+
+
+def test_variants_lists_every_version_and_marks_what_fits(hub, store, env, tmp_path):
+    """Issue #33, 7: `kwheel variants` lists each version branch vN, as `kernels versions` does, and with
+    --torch/--cuda or --python marks the variants that fit."""
+    v1, v2 = store["relu"].versions[1], store["relu"].versions[2]
+    plain = H.kwheel("variants", RELU, env=env)
+    assert plain.returncode == 0, str(plain)
+    assert [(v["version"], v["ref"], v["commit"]) for v in plain.json["versions"]] == [(1, "v1", v1), (2, "v2", v2)]
+    assert all("fits" not in x for v in plain.json["versions"] for x in v["variants"])  # no target, no verdict
+    expected = {  # target -> the variants that fit, per version (written by hand from the variant names)
+        ("--torch", "2.7", "--cuda", "12.6"): {"torch-cpu", CU126},
+        ("--torch", "2.9", "--cuda", "13.0"): {"torch-cpu"},
+        ("--torch", "2.7", "--cpu"): {"torch-cpu"},
+    }
+    for target, fitting in expected.items():
+        r = H.kwheel("variants", RELU, *target, env=env)
+        assert r.returncode == 0, str(r)
+        for v in r.json["versions"]:
+            assert {x["variant"] for x in v["variants"] if x["fits"]} == fitting, (target, v)
+            assert all(x["reason"] for x in v["variants"] if not x["fits"])
+    # --python: the interpreter's torch decides, probed as validate probes it.
+    cuda_py = stand_in_python(tmp_path / "cu", "2.7.1+cu126", "12.6")
+    cpu_py = stand_in_python(tmp_path / "cpu", "2.7.1+cpu", None)
+    bare_py = stand_in_python(tmp_path / "bare", None, None)
+    for py, fitting in ((cuda_py, {"torch-cpu", CU126}), (cpu_py, {"torch-cpu"}), (bare_py, {"torch-cpu"})):
+        r = H.kwheel("variants", RELU, "--python", py, env=env)
+        assert r.returncode == 0, str(r)
+        assert all({x["variant"] for x in v["variants"] if x["fits"]} == fitting for v in r.json["versions"]), (py, r.json)
+    # The table: a VERSION column, a FITS column with ✅ on exactly the fitting rows.
+    text = H.kwheel("variants", RELU, "--python", cpu_py, env=env, json_out=False)
+    assert text.returncode == 0, str(text)
+    lines = text.stdout.splitlines()
+    assert lines[0].split() == ["VERSION", "VARIANT", "FITS", "DETAILS"]
+    rows = {(line.split()[0], line.split()[1]): "\u2705" in line for line in lines[1:]}
+    assert rows == {("v1", "torch-cpu"): True, ("v1", CU126): False, ("v2", "torch-cpu"): True, ("v2", CU126): False}, text.stdout
+    # --version N: that version alone, as before.
+    one = H.kwheel("variants", RELU, "--version", "1", "--torch", "2.7", "--cuda", "12.6", env=env)
+    assert one.returncode == 0 and "versions" not in one.json and {x["variant"]: x["fits"] for x in one.json["variants"]} == {"torch-cpu": True, CU126: True}
+    # Bad targets: one-line usage errors.
+    for bad in (["--torch", "2.7"], ["--cuda", "12.6"], ["--torch", "2.7", "--python", str(cpu_py), "--cpu"]):
+        r = H.kwheel("variants", RELU, *bad, env=env, json_out=False)
+        assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, (bad, str(r))

@@ -17,10 +17,23 @@ struct ListedVariant {
   std::string error;               // why it is not, when it is not
 };
 
+// The variants of one version of a Hub kernel (branch vN), as `kernels
+// versions` lists them.
+struct VersionVariants {
+  uint64_t version = 0;                 // N of branch vN
+  std::string ref;                      // "v2"
+  std::string commit;
+  std::vector<ListedVariant> variants;  // sorted by name, each once
+};
+
 struct VariantListing {
   ResolvedSource source;
   std::vector<ListedVariant> variants;  // sorted by name, each once
-  bool all_valid() const;
+  // A Hub repo asked for without --version or --revision, online: every
+  // vN branch, lowest first (the resolved one, the highest, included).
+  // Empty otherwise: the listing is `variants` alone.
+  std::vector<VersionVariants> versions;
+  bool all_valid() const;  // of `variants`: an old version's odd names do not fail the listing
 };
 
 VariantListing list_variants(const SourceRequest& request, const Feedback& feedback);

@@ -15,6 +15,9 @@
 
 namespace kwheel {
 
+// The index pip's install lines take torch and other dependencies from.
+inline constexpr const char* kDefaultDepsIndex = "https://pypi.org/simple/";
+
 // One wheel of the site, as a matrix cell shows it.
 struct MatrixWheel {
   std::string project;                // normalized name
@@ -23,6 +26,9 @@ struct MatrixWheel {
   std::vector<std::string> gpu_code;  // read from its objects: "sm_90", "compute_90", "gfx90a"
   uint64_t size = 0;
   std::string signature;              // who signed its metadata.json: "signed by ...", "unsigned", ...
+  std::string hub_repo;               // the Hub repo and commit it was built from ("" when not from the Hub)
+  std::string hub_commit;
+  std::string hub_url;                // its "Hub revision" Project-URL
 };
 
 // Where a wheel's version puts it: a row ("torch 2.7", "any torch") and a
@@ -58,8 +64,20 @@ struct MatrixPageSpec {
   bool link_kernel_pages = false;  // headings link kernels/<project>.html (the root page)
   std::vector<std::pair<std::string, std::vector<MatrixWheel>>> kernels;  // project -> its wheels
   std::vector<SubIndexLink> sub_indexes;  // listed under the matrices (the root page)
+  // Kernel pages: each cell shows its index and a pip line that installs
+  // its newest build and cannot replace the installed torch (a constraint
+  // on it); docs/publishing.md says why.
+  bool install_lines = false;
+  std::string index_root;   // the site's URL as the index URLs start: BASE/, or to_root (made absolute in the browser)
+  std::string deps_index = kDefaultDepsIndex;  // where torch and the kernels' Python dependencies come from
 };
 std::string render_matrix_page(const MatrixPageSpec& spec);
+
+// The pip command a cell shows for one wheel: the torch installed in the
+// environment is pinned by a constraint file written from `pip list`, the
+// cell's index (`index_url`; empty for a torch-universal wheel, which is
+// installed by `file_url`) gives the kernel, `deps_index` the rest.
+std::string install_line(const MatrixWheel& wheel, const std::string& index_url, const std::string& file_url, const std::string& deps_index);
 
 // The page title kwheel writes when none was ever given.
 inline constexpr const char* kDefaultPageTitle = "Package index";

@@ -67,6 +67,20 @@ PinResult pin(const PinRequest& request);
 
 nlohmann::json to_json(const PinResult& result);
 
+// `pin` without --name: every project of the source (a directory's wheels,
+// an index's root page), each pinned as pin() pins it, under one index
+// line. One project gives pin()'s own result. A project with no fitting
+// build is an Error naming it, its kind kept: a requirements file missing
+// a kernel would fail later, where it is harder to see.
+struct PinSetResult {
+  std::vector<PinResult> kernels;      // by project name
+  std::string text;                    // the whole requirements.txt
+};
+PinSetResult pin_all(const PinRequest& request);
+
+// {"ok", "requirements", "kernels": [to_json(PinResult), ...]}.
+nlohmann::json to_json(const PinSetResult& result);
+
 // `pin --lock`: every kernel of a kernels.lock, each pinned at its locked
 // commit under one index line.
 struct LockPinResult {

@@ -66,6 +66,9 @@ struct SiteOptions {
   // Whose signatures count, for the signer each matrix cell shows (the
   // signature a wheel carries, checked when it joins the site).
   SignatureOptions signatures;
+  // The index the kernel pages' install lines take torch and the kernels'
+  // Python dependencies from (a PyPI mirror); "" = PyPI.
+  std::string deps_index;
 };
 
 struct SiteReport {

@@ -44,6 +44,13 @@ LocalLabel read_label(const std::string& version);
 // platform tags (how `kwheel pin --torch X.Y --cuda X.Y` describes a target).
 std::optional<std::string> filename_incompatibility(const WheelFilename& wheel, const InterpreterInfo& env, const std::string& device);
 
+// Why a build variant cannot run with `env`, or nullopt: the wheel kwheel
+// would build from it (its label, Python tags and platform), judged by
+// filename_incompatibility. What only the binaries say (the glibc floor,
+// the GPU code) is not known from a name, nor is torch's C++ ABI, which
+// the probe reads without importing torch: those are not checked.
+std::optional<std::string> variant_incompatibility(const Variant& variant, const InterpreterInfo& env);
+
 // "2.7" from "2.7.1+cu126" or "1.13.0a0"; nullopt if it does not start with N.N.
 std::optional<MajorMinor> leading_major_minor(const std::string& version);
 

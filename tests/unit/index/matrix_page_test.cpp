@@ -136,6 +136,43 @@ TEST(MatrixPage, EscapesTitleProjectAndGpuCode) {
   EXPECT_EQ(html.find("<b>"), std::string::npos);
 }
 
+TEST(MatrixPage, KernelPageCellsShowTheirIndexAnInstallLineAndTheHubCommit) {
+  MatrixPageSpec spec;
+  spec.title = "Acme";
+  spec.files_base = "../files/";
+  spec.to_root = "../";
+  spec.index_root = "../";
+  spec.install_lines = true;
+  spec.deps_index = "https://mirror.example/simple/";
+  MatrixWheel cu = wheel("img2gray-2.3+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "2.3+torch2.7.cu126");
+  cu.hub_repo = "acme/img2gray";
+  cu.hub_commit = std::string(40, 'a');
+  cu.hub_url = "https://huggingface.co/kernels/acme/img2gray/tree/" + cu.hub_commit;
+  MatrixWheel older = wheel("img2gray-1.1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1.1+torch2.7.cu126");
+  spec.kernels = {{"img2gray", {older, cu, wheel("img2gray-2.3-py3-none-any.whl", "2.3")}}};
+  const std::string html = render_matrix_page(spec);
+  EXPECT_NE(html.find("<span class=\"hub\" title=\"" + cu.hub_url + "\">Hub: acme/img2gray @ aaaaaaaaaaaa</span>"), std::string::npos) << html;
+  EXPECT_EQ(count(html, "<span class=\"hub\""), 1u);  // a wheel not built from the Hub says nothing
+  // The newest build of the cell, from the cell's index, PyPI (here a mirror) for the rest, torch held by a constraint.
+  EXPECT_NE(html.find("Index: <code class=\"index-url\"><span data-href=\"../torch2.7-cu126/simple/\">../torch2.7-cu126/simple/</span></code>"),
+            std::string::npos) << html;
+  EXPECT_NE(html.find("python -m pip list --format=freeze | grep -i &#x27;^torch==&#x27; &gt; torch-pin.txt; python -m pip install -c torch-pin.txt "
+                      "--index-url &#x27;<span data-href=\"../torch2.7-cu126/simple/\">../torch2.7-cu126/simple/</span>&#x27; "
+                      "--extra-index-url &#x27;https://mirror.example/simple/&#x27; &#x27;img2gray==2.3+torch2.7.cu126&#x27;</code>"),
+            std::string::npos) << html;
+  // torch-universal: the file itself.
+  EXPECT_NE(html.find("--index-url &#x27;https://mirror.example/simple/&#x27; &#x27;img2gray @ <span data-href=\"../files/img2gray-2.3-py3-none-any.whl\">"),
+            std::string::npos) << html;
+  EXPECT_EQ(count(html, "<script>"), 1u);
+}
+
+TEST(MatrixPage, InstallLinesQuoteWhatTheShellWouldRead) {
+  const MatrixWheel w{"k", "k-1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.7.cu126", {}, 1};
+  EXPECT_EQ(install_line(w, "https://h/a'b;rm -rf x/simple/", "", "https://pypi.org/simple/"),
+            "python -m pip list --format=freeze | grep -i '^torch==' > torch-pin.txt; python -m pip install -c torch-pin.txt "
+            "--index-url 'https://h/a'\\''b;rm -rf x/simple/' --extra-index-url 'https://pypi.org/simple/' 'k==1+torch2.7.cu126'");
+}
+
 TEST(MatrixPage, HumanSizes) {
   EXPECT_EQ(human_size(0), "0 B");
   EXPECT_EQ(human_size(1023), "1023 B");

@@ -171,6 +171,37 @@ TEST_F(PinTest, SeveralProjectsNeedAName) {
   EXPECT_EQ(r.requirement, "activation==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(act));
 }
 
+TEST_F(PinTest, PinAllPinsEveryProjectUnderOneHeader) {
+  const fs::path img = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.9.cu130-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const fs::path act = wheel("activation-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinSetResult r = pin_all(request(linux_cpython311("2.7.1", "12.6")));
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[0].project, "activation");
+  EXPECT_EQ(r.kernels[1].project, "img2gray");
+  EXPECT_TRUE(r.text.ends_with("activation==0.1.0+torch2.7.cu126 --hash=sha256:" + sha256sum(act) + "\nimg2gray==0.1.0+torch2.7.cu126 --hash=sha256:" +
+                               sha256sum(img) + "\n"))
+      << r.text;
+  EXPECT_EQ(to_json(r)["kernels"].size(), 2u);
+  // One project: pin()'s own result, text and JSON.
+  const fs::path solo = dir() / "solo";
+  fs::create_directory(solo);
+  fs::copy_file(img, solo / img.filename());
+  PinRequest one = request(linux_cpython311("2.7.1", "12.6"));
+  one.source = solo.string();
+  const PinSetResult s = pin_all(one);
+  EXPECT_EQ(s.text, pin(one).text);
+  EXPECT_EQ(to_json(s)["project"], "img2gray");
+}
+
+TEST_F(PinTest, PinAllNamesTheProjectThatDoesNotFitAndKeepsTheKind) {
+  wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("activation-0.1.0+torch2.9.cu130-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const std::string msg = error_of([&] { pin_all(request(linux_cpython311("2.7.1", "12.6"))); }, ErrorKind::not_found);
+  EXPECT_TRUE(msg.starts_with("project 'activation': ")) << msg;
+  EXPECT_NE(msg.find("--name"), std::string::npos) << msg;
+}
+
 TEST_F(PinTest, OtherFilesInTheDirectoryAreIgnored) {
   const fs::path fit = wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
   testing::write_test_wheel(dir() / ".img2gray-0.9.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", {{"a", "b"}}, "RECORD");

@@ -117,3 +117,28 @@ TEST(LocalLabel, AbsurdlyLongLabelIsUnreadableNotACrash) {
   EXPECT_FALSE(l.framework_version);
   EXPECT_TRUE(l.backend.empty());
 }
+
+TEST(VariantIncompatibility, JudgesTheWheelTheVariantWouldBecome) {
+  const auto in = kwheel::testing::linux_cpython311("2.7.1+cu126", "12.6");
+  auto judge = [&](const std::string& name, const InterpreterInfo& env) { return variant_incompatibility(parse_variant(name), env); };
+  EXPECT_FALSE(judge("torch27-cxx11-cu126-x86_64-linux", in));
+  EXPECT_FALSE(judge("torch-universal", in));
+  EXPECT_FALSE(judge("torch-cuda", in));
+  EXPECT_FALSE(judge("torch-cpu", in));  // a CPU build runs anywhere (device auto), as pin and validate decide
+  auto why = judge("torch29-cxx11-cu130-x86_64-linux", in);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("torch ==2.9.*"), std::string::npos) << *why;
+  why = judge("torch27-cxx11-cu128-x86_64-linux", in);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("CUDA 12.8"), std::string::npos) << *why;
+  EXPECT_TRUE(judge("torch27-cxx11-cu126-aarch64-linux", in));  // the platform
+  EXPECT_TRUE(judge("torch27-cpu-aarch64-darwin", in));
+  const auto cpu = kwheel::testing::linux_cpython311("2.7.1+cpu", std::nullopt);
+  EXPECT_TRUE(judge("torch27-cxx11-cu126-x86_64-linux", cpu));
+  EXPECT_TRUE(judge("torch-cuda", cpu));
+  EXPECT_FALSE(judge("torch27-cxx11-cpu-x86_64-linux", cpu));
+  InterpreterInfo described;  // --torch 2.7 --cuda 12.6: platform not checked
+  described.torch = "2.7";
+  described.cuda = "12.6";
+  EXPECT_FALSE(judge("torch27-cxx11-cu126-aarch64-linux", described));
+}
