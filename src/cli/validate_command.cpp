@@ -22,13 +22,18 @@ struct ValidateArgs {
 // object has code for it): the verdict says whether they were needed.
 void print_no_code(const ValidationResult& r) {
   if (r.status == ValidationResult::Status::skip || !r.details.contains("gpu_code")) return;
+  // details also carry what the check process reported: read defensively.
   const auto& gpu = r.details["gpu_code"];
-  if (!gpu.contains("no_code_for_device") || gpu["no_code_for_device"].empty()) return;
-  std::vector<std::string> files = gpu["no_code_for_device"].get<std::vector<std::string>>();
+  if (!gpu.is_object() || !gpu.contains("no_code_for_device") || !gpu["no_code_for_device"].is_array()) return;
+  std::vector<std::string> files;
+  for (const auto& f : gpu["no_code_for_device"])
+    if (f.is_string()) files.push_back(f.get<std::string>());
+  if (files.empty()) return;
   const std::size_t shown = std::min<std::size_t>(files.size(), 6);
   std::string list = join({files.begin(), files.begin() + static_cast<std::ptrdiff_t>(shown)}, ", ");
   if (files.size() > shown) list.append(", and ").append(std::to_string(files.size() - shown)).append(" more");
-  std::cout << "\n      no code for " << gpu.value("device", std::string("this GPU")) << " in " << list;
+  const std::string device = gpu.contains("device") && gpu["device"].is_string() ? gpu["device"].get<std::string>() : "this GPU";
+  std::cout << "\n      no code for " << device << " in " << list;
 }
 
 // A wheel's verdict as the table shows it: status and file name, then

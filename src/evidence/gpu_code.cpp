@@ -132,7 +132,7 @@ WheelCoverage cuda_wheel_coverage(const std::vector<ObjectGpuCode>& objects, con
   // "none of its 2 objects with CUDA code runs on it (a.so: sm_100; b.so: sm_80)"
   constexpr std::size_t kShown = 4;
   std::vector<std::string> parts;
-  for (std::size_t i = 0; i < carried.size() && i < kShown; ++i) parts.push_back(w.objects[i].first + ": " + carried[i]);
+  for (std::size_t i = 0; i < carried.size() && i < kShown; ++i) parts.push_back(std::string(w.objects[i].first).append(": ").append(carried[i]));
   if (carried.size() > kShown) parts.push_back("and " + std::to_string(carried.size() - kShown) + " more");
   w.reason.append("; none of its ").append(std::to_string(w.objects.size())).append(" objects with CUDA code runs on it (").append(join(parts, "; ")).append(")");
   return w;

@@ -136,10 +136,10 @@ bool decide(ValidationResult& r, Status status, std::string why) {
 
 // What the archive alone decides, before any environment is made: FAIL (a
 // broken wheel, an interpreter without pip) or SKIP (it cannot run here,
-// or none of its objects has code this GPU runs). Objects without code for
-// the GPU beside one that has it do not SKIP the wheel: packages load the
-// object that fits, and the check shows whether the others were needed. False when it decided; otherwise
-// `package` is the one the check imports.
+// or none of its objects has code this GPU runs). False when it decided;
+// otherwise `package` is the one the check imports. Objects without code
+// for the GPU beside one that has it do not SKIP the wheel: packages load
+// the object that fits, and the check shows whether the others were needed.
 bool judge_archive(const WheelArchive& wheel, const InterpreterInfo& in, const ValidateOptions& o, ValidationResult& r, std::string& package) {
   if (auto problems = wheel.verify_record(); !problems.empty())
     return decide(r, Status::fail,

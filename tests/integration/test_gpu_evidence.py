@@ -163,3 +163,43 @@ def test_a_refusal_counts_repeated_entries_on_a_short_line(kwheel_bin, tmp_path)
     wheel = next((tmp_path / "ok" / "dist").glob("*.whl"))
     ins = kwheel(kwheel_bin, "inspect", wheel)
     assert "gpu code: relu/_relu_0123abc.abi3.so: sm_90a \u00d7546, sm_80 \u00d72, sm_86 \u00d72\n" in ins.stdout, ins.stdout
+
+
+def fake_h100_python(tmp_path: Path) -> Path:
+    """An "interpreter" answering kwheel's two probes as torch 2.11+cu130 on an H100 would, without pip.
+
+    The probes are the seam validate reads the GPU through; no check ever runs (no pip: FAIL
+    right after the GPU judgement), so which wheels get past the judgement shows in the results.
+    """
+    script = tmp_path / "python"
+    interp = json.dumps({"executable": str(script), "python": "3.11", "implementation": "cpython", "machine": "x86_64",
+                         "system": "linux", "glibc": "2.36", "has_pip": False, "torch": "2.11.0+cu130", "cuda": "13.0"})
+    device = json.dumps({"available": True, "capability": "9.0", "name": "NVIDIA H100 80GB HBM3"})
+    script.write_text("#!/bin/sh\ncase \"$3\" in\n"
+                      f"  *get_device_capability*) echo '{device}' ;;\n"
+                      f"  *) echo '{interp}' ;;\nesac\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_validate_skips_only_when_no_object_runs_on_the_gpu(kwheel_bin, tmp_path):
+    # sgl-kernel's layout on an H100: sm90/ runs, sm100/ is listed. Code for sm_100 only: SKIP.
+    built = {}
+    for name, extra in (("split", PER_FAMILY), ("blackwell", {"sm100/common_ops.abi3.so": ["sm_100"]})):
+        repo = repo_with(tmp_path / name, [], ["10.0"] if name == "blackwell" else HONEST, extra)
+        r = kwheel(kwheel_bin, "build", repo, "-o", tmp_path / name / "dist", "--version", "1.0.0")
+        assert r.returncode == 0, r.stdout + r.stderr
+        built[name] = next((tmp_path / name / "dist").glob("*.whl"))
+    python = fake_h100_python(tmp_path)
+    r = kwheel(kwheel_bin, "validate", "--python", python, "--device", "auto", "--json", built["split"], built["blackwell"])
+    report = json.loads(r.stdout)
+    assert report["interpreter"]["cuda_device"] == {"capability": "9.0", "name": "NVIDIA H100 80GB HBM3"}
+    split, blackwell = report["wheels"]
+    assert split["result"] == "FAIL" and "has no pip" in split["reason"], split  # past the GPU judgement
+    assert split["details"]["gpu_code"]["covered"] is True
+    assert split["details"]["gpu_code"]["no_code_for_device"] == ["relu/sm100/common_ops.abi3.so"]
+    assert blackwell["result"] == "SKIP", blackwell
+    assert blackwell["reason"] == "this GPU is sm_90; relu/sm100/common_ops.abi3.so has code for sm_100 only"
+
+    text = kwheel(kwheel_bin, "validate", "--python", python, "--device", "auto", built["split"]).stdout
+    assert "\n      no code for sm_90 in relu/sm100/common_ops.abi3.so\n" in text, text
