@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <fstream>
@@ -208,29 +209,25 @@ ManylinuxReport platform_evidence(const Variant& variant, const std::vector<ElfI
   return r;
 }
 
-// "_ops.abi3.so has sm_100; _aux.so has sm_80", for the audit's refusal.
-std::string carried_code(const GpuEvidence& e) {
-  std::vector<std::string> parts;
-  for (const auto& o : e.objects) {
-    std::vector<std::string> names;
-    for (const auto& t : cuda_targets(o.cuda)) names.push_back(t.str());
-    names.insert(names.end(), o.gfx.begin(), o.gfx.end());
-    parts.push_back(o.file + " has " + join(names, ", "));
-  }
-  return parts.empty() ? "no shared object carries GPU code" : join(parts, "; ");
-}
-
-// metadata.json's backend.archs is what kernels and users trust; an arch
+// metadata.json's backend.archs is what kernels and users trust. An arch
 // it names that no binary has code for is a broken build, refused here
-// rather than found on the first call on that GPU.
+// rather than found on the first call on that GPU; so is an object with
+// code for none of the declared archs (stale, or its arch undeclared).
+// Declared archs are judged against the union of the objects: packages
+// ship one object per arch family (docs/gpu-evidence.md).
 GpuEvidence audit_gpu_code(const Variant& variant, std::vector<ObjectGpuCode> objects, const PlannedWheel& plan) {
   GpuEvidence e = gpu_evidence(std::move(objects), plan.metadata ? plan.metadata->archs : std::vector<std::string>{});
+  std::string why;
   if (!e.audit.missing.empty()) {
-    const std::string& lacking = e.missing_in.front();
-    throw Error(ErrorKind::policy, "variant '" + variant.str() + "': metadata.json declares backend arch " + e.audit.missing.front() + " but " +
-                                       (lacking.empty() ? "no shared object" : lacking) + " carries no code for it (" + carried_code(e) +
-                                       "); rebuild the kernel for that arch or remove it from backend.archs");
+    why.append("metadata.json declares backend arch ").append(e.audit.missing.front()).append(" but no shared object carries code for it (");
+    why.append(describe_objects(e.objects)).append("); rebuild the kernel for that arch or remove it from backend.archs");
+  } else if (!e.outside_declared.empty()) {
+    const std::string& file = e.outside_declared.front();
+    const auto it = std::find_if(e.objects.begin(), e.objects.end(), [&](const ObjectGpuCode& o) { return o.file == file; });
+    why.append(describe_objects({*it})).append(", which runs on none of metadata.json's backend.archs (").append(join(e.declared, ", "));
+    why.append("); declare the arch it is built for, or leave the object out");
   }
+  if (!why.empty()) throw Error(ErrorKind::policy, "variant '" + variant.str() + "': " + why);
   return e;
 }
 

@@ -34,17 +34,14 @@ void print_libs(const char* title, const std::vector<NeededLibrary>& libs) {
 
 void print_gpu(const GpuEvidence& gpu) {
   for (const auto& o : gpu.objects) {
-    // nvcc writes a target once per container; show each once.
-    std::vector<std::string> names;
-    for (const auto& e : o.cuda)
-      if (std::string n = e.str() + (e.compressed ? " (compressed)" : ""); std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-    names.insert(names.end(), o.gfx.begin(), o.gfx.end());
-    std::cout << "gpu code: " << o.file << ": " << join(names, ", ") << "\n";
+    std::string code = describe_entries(o.cuda, true);
+    for (const auto& g : o.gfx) code.append(code.empty() ? "" : ", ").append(g);
+    std::cout << "gpu code: " << o.file << ": " << code << "\n";
   }
   if (!gpu.audit.undeclared.empty()) std::cout << "gpu code not in backend.archs: " << join(gpu.audit.undeclared, ", ") << "\n";
-  for (size_t i = 0; i < gpu.audit.missing.size(); ++i)
-    std::cout << "problem: backend.archs declares " << gpu.audit.missing[i] << " but "
-              << (gpu.missing_in[i].empty() ? std::string("no object") : gpu.missing_in[i]) << " carries no code for it\n";
+  for (const auto& m : gpu.audit.missing) std::cout << "problem: backend.archs declares " << m << " but no object carries code for it\n";
+  for (const auto& f : gpu.outside_declared)
+    std::cout << "problem: " << f << " has code for none of backend.archs (" << join(gpu.declared, ", ") << ")\n";
 }
 
 // A macOS wheel or object: each Mach-O's slice and minimum, and the tag

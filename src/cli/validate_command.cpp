@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
 #include "cli.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
 #include "kwheel/validate/validate.hpp"
 
 namespace kwheel::cli {
@@ -16,12 +18,31 @@ struct ValidateArgs {
   unsigned timeout = 900;
 };
 
+// The objects with no code for the GPU, when the wheel ran anyway (another
+// object has code for it): the verdict says whether they were needed.
+void print_no_code(const ValidationResult& r) {
+  if (r.status == ValidationResult::Status::skip || !r.details.contains("gpu_code")) return;
+  // details also carry what the check process reported: read defensively.
+  const auto& gpu = r.details["gpu_code"];
+  if (!gpu.is_object() || !gpu.contains("no_code_for_device") || !gpu["no_code_for_device"].is_array()) return;
+  std::vector<std::string> files;
+  for (const auto& f : gpu["no_code_for_device"])
+    if (f.is_string()) files.push_back(f.get<std::string>());
+  if (files.empty()) return;
+  const std::size_t shown = std::min<std::size_t>(files.size(), 6);
+  std::string list = join({files.begin(), files.begin() + static_cast<std::ptrdiff_t>(shown)}, ", ");
+  if (files.size() > shown) list.append(", and ").append(std::to_string(files.size() - shown)).append(" more");
+  const std::string device = gpu.contains("device") && gpu["device"].is_string() ? gpu["device"].get<std::string>() : "this GPU";
+  std::cout << "\n      no code for " << device << " in " << list;
+}
+
 // A wheel's verdict as the table shows it: status and file name, then
 // why it failed or was skipped, or which device ran it.
 void print_result(const ValidationResult& r) {
   std::cout << std::left << std::setw(5) << status_name(r.status) << " " << r.wheel.filename().string();
   if (!r.reason.empty()) std::cout << "\n      " << r.reason;
   else if (r.details.contains("device")) std::cout << " (" << r.details["device"].get<std::string>() << (r.details.contains("device_name") ? ", " + r.details["device_name"].get<std::string>() : "") << ")";
+  print_no_code(r);
   std::cout << std::endl;
 }
 

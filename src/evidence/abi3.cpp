@@ -1,7 +1,6 @@
 #include "kwheel/evidence/abi3.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -70,7 +69,7 @@ Abi3Report check_abi3(std::span<const ElfInfo> files, const StableAbi& abi) {
   report.python = abi.python();
   std::set<std::string> imported;
   for (const ElfInfo& f : files) {
-    const std::string file = std::filesystem::path(f.name).filename().string();
+    const std::string& file = f.name;
     for (const ElfSymbol& s : f.dynamic_symbols) {
       if (s.defined) continue;
       const std::string_view n = s.name;

@@ -45,6 +45,30 @@ bool runs_on(const CudaTarget& code, const CudaArch& device) {
   return false;
 }
 
+bool declared_supports(const DeclaredCudaArch& declared, const CudaArch& device) {
+  const CudaArch& a = declared.arch;
+  switch (a.suffix) {
+    case ArchSuffix::a: return same_capability(a, device);
+    case ArchSuffix::f: return same_family_at_least(a, device);
+    case ArchSuffix::none: return declared.ptx ? at_least(a, device) : same_family_at_least(a, device);
+  }
+  return false;
+}
+
+// Each side promises a set of devices bounded below by its own capability
+// (and above by its family or by that capability alone); two such sets
+// meet, if at all, at the higher of the two lower bounds, so those two
+// capabilities are the only devices to try.
+bool serves_declared(const std::vector<CudaTarget>& code, const std::vector<DeclaredCudaArch>& declared) {
+  for (const auto& t : code)
+    for (const auto& d : declared)
+      for (const CudaArch& device : {t.arch, d.arch}) {
+        const CudaArch plain{device.major, device.minor, ArchSuffix::none};
+        if (runs_on(t, plain) && declared_supports(d, plain)) return true;
+      }
+  return false;
+}
+
 std::string describe_targets(const std::vector<CudaTarget>& code) { return join(sorted_names(code), ", "); }
 
 DeviceCoverage cuda_coverage(const std::vector<CudaTarget>& code, const CudaArch& device) {

@@ -1,5 +1,7 @@
 #include "kwheel/evidence/fatbin.hpp"
 
+#include <map>
+
 #include "kwheel/base/byte_reader.hpp"
 #include "kwheel/base/error.hpp"
 
@@ -100,6 +102,24 @@ std::vector<CudaTarget> cuda_targets(const std::vector<FatbinEntry>& entries) {
   std::vector<CudaTarget> out;
   for (const auto& e : entries)
     if (e.target) out.push_back(*e.target);
+  return out;
+}
+
+std::string describe_entries(const std::vector<FatbinEntry>& entries, bool compression, std::size_t max_names) {
+  std::vector<std::string> order;
+  std::map<std::string, std::size_t> count;
+  for (const auto& e : entries) {
+    std::string name = e.str();
+    if (compression && e.compressed) name.append(" (compressed)");
+    if (count[name]++ == 0) order.push_back(std::move(name));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < order.size() && i < max_names; ++i) {
+    if (i) out.append(", ");
+    out.append(order[i]);
+    if (const auto n = count[order[i]]; n > 1) out.append(" \u00d7").append(std::to_string(n));
+  }
+  if (order.size() > max_names) out.append(", and ").append(std::to_string(order.size() - max_names)).append(" more");
   return out;
 }
 

@@ -1,6 +1,6 @@
 #include "kwheel/evidence/gpu_code.hpp"
 
-#include <map>
+#include <algorithm>
 #include <set>
 
 #include "kwheel/base/error.hpp"
@@ -50,39 +50,31 @@ nlohmann::json to_json(const ObjectGpuCode& code) {
 
 namespace {
 
-// Each declared arch against each object that carries code of its kind
-// (CUDA or ROCm); with no such object, against nothing, so every declared
-// arch of that kind is missing.
-void audit_per_object(GpuEvidence& e) {
-  std::map<std::string, std::vector<std::string>> lacking;  // missing arch -> objects
-  std::vector<std::string> order;
-  auto note = [&](const std::vector<std::string>& missing, const std::string& file) {
-    for (const auto& m : missing) {
-      if (!lacking.count(m)) order.push_back(m);
-      auto& files = lacking[m];
-      if (!file.empty()) files.push_back(file);
-    }
-  };
-  bool any_cuda = false, any_gfx = false;
-  for (const auto& o : e.objects) {
-    const auto cuda = cuda_targets(o.cuda);
-    any_cuda |= !cuda.empty();
-    any_gfx |= !o.gfx.empty();
-    const auto a = audit_declared_archs(e.declared, cuda, o.gfx);
-    std::vector<std::string> own;  // only archs of a kind this object carries
-    for (const auto& m : a.missing)
-      if (m.starts_with("gfx") ? !o.gfx.empty() : !cuda.empty()) own.push_back(m);
-    note(own, o.file);
+// The declared archs of each kind that a rule can read: CUDA capabilities
+// parsed, gfx processors as written. Unparsed entries promise nothing
+// (kernels ignores them when any other entry parses).
+struct DeclaredKinds {
+  std::vector<DeclaredCudaArch> cuda;
+  std::set<std::string> gfx;
+};
+
+DeclaredKinds declared_kinds(const std::vector<std::string>& declared) {
+  DeclaredKinds k;
+  for (const auto& text : declared) {
+    if (text.starts_with("gfx")) k.gfx.insert(text);
+    else if (auto d = parse_declared_cuda_arch(text)) k.cuda.push_back(*d);
   }
-  const auto none = audit_declared_archs(e.declared, {}, {});
-  std::vector<std::string> uncarried;
-  for (const auto& m : none.missing)
-    if (m.starts_with("gfx") ? !any_gfx : !any_cuda) uncarried.push_back(m);
-  note(uncarried, "");
-  for (const auto& m : order) {
-    e.audit.missing.push_back(m);
-    e.missing_in.push_back(join(lacking[m], ", "));
-  }
+  return k;
+}
+
+// An object is held only to the declared archs of a kind it carries, and
+// only when some are declared: a CUDA object in a build declaring only
+// gfx processors is for kernels to refuse, not this rule.
+bool outside(const ObjectGpuCode& o, const DeclaredKinds& k) {
+  const auto cuda = cuda_targets(o.cuda);
+  if (!cuda.empty() && !k.cuda.empty() && !serves_declared(cuda, k.cuda)) return true;
+  if (o.gfx.empty() || k.gfx.empty()) return false;
+  return std::none_of(o.gfx.begin(), o.gfx.end(), [&](const std::string& g) { return k.gfx.count(g) != 0; });
 }
 
 }  // namespace
@@ -95,30 +87,54 @@ GpuEvidence gpu_evidence(std::vector<ObjectGpuCode> objects, const std::vector<s
   // Without a declaration (a bare .so, an old metadata.json) nothing is
   // undeclared: there is no promise to compare with.
   if (declared.empty()) return e;
-  const ArchAudit all = audit_declared_archs(declared, all_cuda_targets(e.objects), all_gfx_targets(e.objects));
-  e.audit.undeclared = all.undeclared;
-  e.audit.unparsed = all.unparsed;
-  audit_per_object(e);
+  e.audit = audit_declared_archs(declared, all_cuda_targets(e.objects), all_gfx_targets(e.objects));
+  const DeclaredKinds kinds = declared_kinds(declared);
+  for (const auto& o : e.objects)
+    if (outside(o, kinds)) e.outside_declared.push_back(o.file);
   return e;
+}
+
+std::string describe_objects(const std::vector<ObjectGpuCode>& objects, std::size_t max_objects) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < objects.size() && i < max_objects; ++i) {
+    const auto& o = objects[i];
+    std::string code = describe_entries(o.cuda);
+    for (const auto& g : o.gfx) code.append(code.empty() ? "" : ", ").append(g);
+    parts.push_back(std::string(o.file).append(" has ").append(code.empty() ? "no GPU code" : code));
+  }
+  if (parts.empty()) return "no shared object carries GPU code";
+  std::string out = join(parts, "; ");
+  if (objects.size() > max_objects) out.append("; and ").append(std::to_string(objects.size() - max_objects)).append(" more objects");
+  return out;
 }
 
 WheelCoverage cuda_wheel_coverage(const std::vector<ObjectGpuCode>& objects, const CudaArch& device) {
   WheelCoverage w;
-  w.covered = true;
+  std::vector<std::string> carried;  // per CUDA-carrying object: its targets
   for (const auto& o : objects) {
     if (o.sections_unknown) w.unknown.push_back(o.file);
     const auto code = cuda_targets(o.cuda);
     if (code.empty()) continue;
     w.judged = true;
     DeviceCoverage c = cuda_coverage(code, device);
+    w.covered |= c.covered;
     w.jit |= c.jit;
-    if (!c.covered && w.covered) {
-      w.covered = false;
-      w.reason = "this GPU is sm_" + device.number() + "; " + o.file + " has code for " + describe_targets(code) + " only";
-    }
+    if (!c.covered) w.no_code.push_back(o.file);
+    carried.push_back(describe_targets(code));
     w.objects.emplace_back(o.file, std::move(c));
   }
-  if (!w.judged) w.covered = false;
+  if (!w.judged || w.covered) return w;
+  w.reason = "this GPU is sm_" + device.number();
+  if (w.objects.size() == 1) {
+    w.reason.append("; ").append(w.objects.front().first).append(" has code for ").append(carried.front()).append(" only");
+    return w;
+  }
+  // "none of its 2 objects with CUDA code runs on it (a.so: sm_100; b.so: sm_80)"
+  constexpr std::size_t kShown = 4;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < carried.size() && i < kShown; ++i) parts.push_back(std::string(w.objects[i].first).append(": ").append(carried[i]));
+  if (carried.size() > kShown) parts.push_back("and " + std::to_string(carried.size() - kShown) + " more");
+  w.reason.append("; none of its ").append(std::to_string(w.objects.size())).append(" objects with CUDA code runs on it (").append(join(parts, "; ")).append(")");
   return w;
 }
 
@@ -129,7 +145,7 @@ nlohmann::json to_json(const GpuEvidence& e) {
   for (const auto& o : e.objects) objects.push_back(to_json(o));
   return {{"cuda_targets", cuda},          {"gfx_targets", all_gfx_targets(e.objects)}, {"declared_archs", e.declared},
           {"undeclared", e.audit.undeclared}, {"unparsed_archs", e.audit.unparsed},      {"missing", e.audit.missing},
-          {"objects", objects}};
+          {"outside_declared", e.outside_declared}, {"objects", objects}};
 }
 
 }  // namespace kwheel

@@ -48,7 +48,7 @@ struct Requirement {
   std::string full;     // "GLIBC_2.34"
   std::string family;   // "GLIBC"
   std::string version;  // "2.34"
-  std::string file;     // basename of the object needing it
+  std::string file;     // the object needing it, by its path in the wheel
   std::string library;  // "libc.so.6"
   std::string symbol;   // an undefined symbol bound to it, if any
 };
@@ -137,8 +137,8 @@ std::vector<Violation> violations(const ManylinuxPolicy& p, const std::string& a
         if (s.defined || s.binding == SymbolBinding::weak) continue;
         if (bl->second.count(s.name) == 0 && bl->second.count("*") == 0) continue;
         Violation v;
-        v.reason = "`" + s.name + "` of " + lib + " used by " + basename_of(f->name) + " (blacklisted in " + p.name + ")";
-        v.problem = basename_of(f->name) + " uses `" + s.name + "` of " + lib + ", which " + tag + " blacklists";
+        v.reason = "`" + s.name + "` of " + lib + " used by " + f->name + " (blacklisted in " + p.name + ")";
+        v.problem = f->name + " uses `" + s.name + "` of " + lib + ", which " + tag + " blacklists";
         out.push_back(std::move(v));
       }
     }
@@ -162,7 +162,7 @@ void add_needed(std::vector<NeededLibrary>& list, const std::string& soname, con
 // newest version it needs per family, for itself and for the variant.
 LibraryEvidence library_evidence(const ElfInfo& f, std::map<std::string, Requirement>& by_version, ManylinuxReport& report) {
   LibraryEvidence lib;
-  lib.file = basename_of(f.name);
+  lib.file = f.name;
   lib.machine = f.machine;
   lib.needed = f.needed;
   for (const ElfVersionNeed& need : f.version_needs) {
@@ -196,7 +196,7 @@ struct NeededSources {
 };
 
 void classify_needed(const ElfInfo& f, const NeededSources& from, Evidence& ev, ManylinuxReport& report) {
-  const std::string file = basename_of(f.name);
+  const std::string& file = f.name;
   for (const std::string& soname : f.needed) {
     if (is_loader(soname) || from.internal.count(soname) != 0) continue;
     if (from.whitelisted_somewhere.count(soname) != 0) {
@@ -220,7 +220,10 @@ void classify_needed(const ElfInfo& f, const NeededSources& from, Evidence& ev, 
 // the policies are judged against.
 Evidence gather_evidence(std::span<const ElfInfo> files, const ManylinuxOptions& options,
                          const std::vector<const ManylinuxPolicy*>& ladder, const TorchProvided& torch, ManylinuxReport& report) {
-  // Objects of the variant satisfy each other's DT_NEEDED by soname or file name.
+  // Objects of the variant satisfy each other's DT_NEEDED by soname or file
+  // name (the basename: DT_NEEDED names no folder); reports name objects by
+  // their path in the wheel, as two may share a basename (sgl-kernel's
+  // sm90/ and sm100/common_ops.abi3.so).
   NeededSources from{{}, {}, torch, options};
   for (const ElfInfo& f : files) {
     from.internal.insert(basename_of(f.name));
@@ -233,7 +236,7 @@ Evidence gather_evidence(std::span<const ElfInfo> files, const ManylinuxOptions&
   for (const ElfInfo& f : files) {
     ev.files.push_back(&f);
     if (f.machine != options.arch) {
-      report.problems.push_back(basename_of(f.name) + " is built for " + f.machine + " but the variant is " + options.arch);
+      report.problems.push_back(f.name + " is built for " + f.machine + " but the variant is " + options.arch);
     }
     report.libraries.push_back(library_evidence(f, by_version, report));
     classify_needed(f, from, ev, report);

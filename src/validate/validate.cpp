@@ -111,12 +111,14 @@ std::optional<WheelCoverage> judge_device(const WheelArchive& wheel, const CudaD
 
 namespace {
 
-// {"device": "sm_90", "objects": [{"file", "code", "runs", "jit"}], "unknown": [...]}
+// {"device": "sm_90", "covered", "objects": [{"file", "runs", "jit"}],
+//  "no_code_for_device": [...], "unknown": [...]}
 json to_json(const WheelCoverage& w, const CudaDevice& device) {
   json objects = json::array();
   for (const auto& [file, c] : w.objects)
     objects.push_back({{"file", file}, {"runs", c.by ? json(c.by->str()) : json(nullptr)}, {"jit", c.jit}});
-  return {{"device", "sm_" + device.capability.number()}, {"covered", w.covered}, {"objects", objects}, {"unknown", w.unknown}};
+  return {{"device", "sm_" + device.capability.number()}, {"covered", w.covered}, {"objects", objects},
+          {"no_code_for_device", w.no_code}, {"unknown", w.unknown}};
 }
 
 }  // namespace
@@ -134,8 +136,10 @@ bool decide(ValidationResult& r, Status status, std::string why) {
 
 // What the archive alone decides, before any environment is made: FAIL (a
 // broken wheel, an interpreter without pip) or SKIP (it cannot run here,
-// or its GPU code runs on no such GPU). False when it decided; otherwise
-// `package` is the one the check imports.
+// or none of its objects has code this GPU runs). False when it decided;
+// otherwise `package` is the one the check imports. Objects without code
+// for the GPU beside one that has it do not SKIP the wheel: packages load
+// the object that fits, and the check shows whether the others were needed.
 bool judge_archive(const WheelArchive& wheel, const InterpreterInfo& in, const ValidateOptions& o, ValidationResult& r, std::string& package) {
   if (auto problems = wheel.verify_record(); !problems.empty())
     return decide(r, Status::fail,

@@ -41,7 +41,7 @@ std::string_view to_string(Abi3Status status);
 
 struct Abi3Violation {
   std::string symbol;
-  std::string file;  // basename of the importing object
+  std::string file;  // the importing object, by its path in the wheel
 };
 
 struct Abi3Report {

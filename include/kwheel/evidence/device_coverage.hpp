@@ -43,6 +43,17 @@ struct ArchAudit {
 ArchAudit audit_declared_archs(const std::vector<std::string>& declared, const std::vector<CudaTarget>& cuda,
                                const std::vector<std::string>& gfx);
 
+// Whether a declared arch promises `device`, as kernels 0.17.2 reads
+// backend.archs (kernels/archs.py, _cuda_arch_supports): "X.Ya" exactly
+// X.Y; "X.Yf" and plain "X.Y" X.Z for Z >= Y; "X.Y+PTX" every device at or
+// above X.Y.
+bool declared_supports(const DeclaredCudaArch& declared, const CudaArch& device);
+
+// Whether some of `code` runs on some device that one of `declared`
+// promises: an object for which this is false carries code for none of
+// the GPUs the wheel is declared for.
+bool serves_declared(const std::vector<CudaTarget>& code, const std::vector<DeclaredCudaArch>& declared);
+
 // "sm_80, sm_90, compute_90": sorted, unique, for messages and reports.
 std::string describe_targets(const std::vector<CudaTarget>& code);
 

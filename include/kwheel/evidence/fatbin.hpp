@@ -49,4 +49,12 @@ std::vector<FatbinEntry> parse_fatbin(std::span<const std::byte> section, std::s
 // The runnable targets among `entries`.
 std::vector<CudaTarget> cuda_targets(const std::vector<FatbinEntry>& entries);
 
+// `entries` for a one-line message or a text report: each name once, in
+// the order first met, counted when repeated ("sm_90a ×546, sm_80 ×2,
+// compute_90"), at most `max_names` names and then "and N more". A
+// linker that joins one container per translation unit repeats each
+// target hundreds of times (sgl-kernel: 546 sm_90a entries in one .so).
+// `compression` marks names whose entries are compressed.
+std::string describe_entries(const std::vector<FatbinEntry>& entries, bool compression = false, std::size_t max_names = 12);
+
 }  // namespace kwheel

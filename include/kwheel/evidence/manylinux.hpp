@@ -30,7 +30,7 @@ struct ManylinuxOptions {
 };
 
 struct LibraryEvidence {
-  std::string file;     // basename
+  std::string file;     // the object's path in the wheel ("relu/_ops.abi3.so"); its file name for a lone .so
   std::string machine;  // "x86_64"
   std::vector<std::string> needed;
   std::map<std::string, std::vector<std::string>> version_needs;  // soname -> {"GLIBC_2.17", ...}
@@ -39,7 +39,7 @@ struct LibraryEvidence {
 
 struct NeededLibrary {
   std::string soname;
-  std::vector<std::string> needed_by;  // basenames
+  std::vector<std::string> needed_by;  // the needing objects' paths in the wheel
   std::string reason;                  // torch-provided: why torch brings it; otherwise empty
 };
 
@@ -50,7 +50,7 @@ struct ManylinuxReport {
   std::string compressed_tag;  // with legacy aliases: "manylinux2014_x86_64.manylinux_2_17_x86_64"
   std::string best_policy;     // most compatible policy the evidence allows
   // Why best_policy and not the next older one, e.g.
-  // "GLIBC_2.34 needed by _ops.abi3.so (symbol `pthread_create`)".
+  // "GLIBC_2.34 needed by relu/_ops.abi3.so (symbol `pthread_create`)".
   std::string reason;
   std::vector<LibraryEvidence> libraries;
   std::map<std::string, std::string> max_versions;  // per family, across all libraries

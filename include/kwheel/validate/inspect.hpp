@@ -39,7 +39,7 @@ struct Inspection {
   // verify leaves `kernel` unread and says why here.
   std::optional<SignatureVerdict> signature;
   std::string signature_error;
-  bool ok() const { return report.ok() && macos_problems.empty() && gpu.audit.missing.empty() && signature_error.empty(); }
+  bool ok() const { return report.ok() && macos_problems.empty() && gpu.audit.missing.empty() && gpu.outside_declared.empty() && signature_error.empty(); }
   // Wheels kwheel built from a kernel repo: the metadata.json they carry
   // (backend, archs, kernel version) and the Hub commit they record.
   std::optional<KernelMetadata> kernel;

@@ -76,11 +76,12 @@ TEST(Abi3Check, ThreeCases) {
   EXPECT_TRUE(r.non_stable.empty());
 
   files.push_back(read_elf(unstable));
+  files.back().name = "relu/_unstable.abi3.so";  // reports name the object by its path in the wheel
   r = check_abi3(files);
   EXPECT_EQ(r.status, Abi3Status::non_stable);
   ASSERT_EQ(r.non_stable.size(), 2u);
   EXPECT_EQ(r.non_stable[0].symbol, "PyUnicode_AsUTF8AndSize");
-  EXPECT_EQ(r.non_stable[0].file, "_unstable.abi3.so");
+  EXPECT_EQ(r.non_stable[0].file, "relu/_unstable.abi3.so");
   EXPECT_EQ(r.non_stable[1].symbol, "_PyObject_GetAttrId");
   EXPECT_EQ(to_string(r.status), "non_stable");
 
@@ -90,7 +91,7 @@ TEST(Abi3Check, ThreeCases) {
   const auto report = assess_manylinux(files, o);
   EXPECT_FALSE(report.ok());
   EXPECT_TRUE(std::any_of(report.problems.begin(), report.problems.end(), [](const std::string& p) {
-    return p == "_unstable.abi3.so imports `PyUnicode_AsUTF8AndSize`, which is not in the Python 3.9 stable ABI, so the "
+    return p == "relu/_unstable.abi3.so imports `PyUnicode_AsUTF8AndSize`, which is not in the Python 3.9 stable ABI, so the "
                 "wheel cannot be tagged abi3";
   }));
   o.require_abi3 = false;  // reported, but not a problem for a version-specific wheel

@@ -98,5 +98,32 @@ TEST(DeviceCoverage, AuditChecksGfxProcessors) {
   EXPECT_EQ(a.undeclared, std::vector<std::string>{"gfx1100"});
 }
 
+DeclaredCudaArch declared(const char* text) { return *parse_declared_cuda_arch(text); }
+
+// kernels 0.17.2's _cuda_arch_supports, row by row (kernels/archs.py).
+TEST(DeviceCoverage, DeclaredArchsPromiseWhatKernelsReadsInThem) {
+  EXPECT_TRUE(declared_supports(declared("9.0a"), gpu("9.0")));
+  EXPECT_FALSE(declared_supports(declared("9.0a"), gpu("10.0")));
+  EXPECT_TRUE(declared_supports(declared("10.0f"), gpu("10.3")));
+  EXPECT_FALSE(declared_supports(declared("10.0f"), gpu("12.0")));
+  EXPECT_TRUE(declared_supports(declared("8.0"), gpu("8.6")));
+  EXPECT_FALSE(declared_supports(declared("8.0"), gpu("9.0")));
+  EXPECT_TRUE(declared_supports(declared("12.0+PTX"), gpu("13.0")));
+  EXPECT_FALSE(declared_supports(declared("12.0+PTX"), gpu("10.0")));
+}
+
+TEST(DeviceCoverage, CodeServesADeclarationWhenSomeDeviceOfItRunsTheCode) {
+  const std::vector<DeclaredCudaArch> torchao = {declared("9.0a"), declared("10.0"), declared("12.0+PTX")};
+  EXPECT_TRUE(serves_declared({t("sm_90a")}, torchao));
+  EXPECT_TRUE(serves_declared({t("sm_100"), t("compute_120")}, torchao));
+  EXPECT_TRUE(serves_declared({t("sm_103")}, torchao));        // 10.3 is a 10.0 device
+  EXPECT_TRUE(serves_declared({t("sm_121")}, torchao));        // 12.1 is at or above 12.0
+  EXPECT_TRUE(serves_declared({t("compute_80")}, torchao));    // JIT-compiled on a 9.0
+  EXPECT_FALSE(serves_declared({t("sm_80"), t("sm_86")}, torchao));
+  EXPECT_FALSE(serves_declared({t("sm_100a")}, {declared("10.3")}));  // exactly 10.0, never a 10.3
+  EXPECT_TRUE(serves_declared({t("sm_90")}, {declared("9.0a")}));  // a 9.0 runs plain sm_90 too
+  EXPECT_FALSE(serves_declared({}, torchao));
+}
+
 }  // namespace
 }  // namespace kwheel

@@ -34,6 +34,9 @@ class Fatbin : public ::testing::Test {
         {"compressed", "-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90 -Xfatbin -compress-all"},
         {"ptx80", "-gencode arch=compute_80,code=compute_80"},
         {"family", "-gencode arch=compute_100f,code=sm_100f -gencode arch=compute_120a,code=compute_120a"},
+        // torchao 0.18.0's _C_mxfp8: sm_100 SASS and compute_120 PTX.
+        {"mxfp8", "-gencode arch=compute_100,code=sm_100 -gencode arch=compute_120,code=compute_120"},
+        {"sm80", "-gencode arch=compute_80,code=sm_80"},
     };
     const auto so = *dir_ / (name + ".so");
     if (!std::filesystem::exists(so))
@@ -141,6 +144,56 @@ TEST_F(Fatbin, SectionOutsideTheFileIsRefused) {
   for (auto& s : elf.sections)
     if (s.name == kFatbinSection) s.offset = bytes.size() - 8;
   EXPECT_NE(testing::error_of([&] { read_gpu_code(bytes, elf, "sm100.so"); }).find("sm100.so: section .nv_fatbin lies outside the file"), std::string::npos);
+}
+
+TEST_F(Fatbin, RepeatedEntriesAreCountedInMessages) {
+  // nvcc itself repeats SASS: once in each of its two containers (PTX once).
+  EXPECT_EQ(describe_entries(code_of("sm100").cuda), "sm_100 \u00d72");
+  EXPECT_EQ(describe_entries(code_of("multi").cuda), "sm_80 \u00d72, sm_90 \u00d72, compute_90");
+  // An object like the sgl-kernel one of issue 32 (546 containers, one
+  // per translation unit): counted, in the order first met.
+  std::vector<FatbinEntry> entries;
+  for (const auto& e : code_of("sm90a").cuda) entries.push_back(e);
+  const FatbinEntry sm90a = entries.front();
+  entries.clear();
+  for (int i = 0; i < 546; ++i) {
+    entries.push_back(sm90a);
+    if (i % 273 == 0) entries.push_back(code_of("sm80").cuda.front());
+  }
+  EXPECT_EQ(describe_entries(entries), "sm_90a \u00d7546, sm_80 \u00d72");
+  EXPECT_EQ(describe_entries(code_of("compressed").cuda, true), "sm_80 (compressed) \u00d72, compute_90 (compressed)");
+}
+
+TEST(FatbinEntries, ManyDistinctTargetsAreCutShort) {
+  std::vector<FatbinEntry> entries;
+  for (unsigned arch = 50; arch < 70; ++arch) entries.push_back({2, CudaTarget{CudaCodeKind::sass, *arch_from_number(arch, ArchSuffix::none)}, false, 0});
+  const std::string line = describe_entries(entries, false, 3);
+  EXPECT_EQ(line, "sm_50, sm_51, sm_52, and 17 more");
+  entries.push_back({4, std::nullopt, false, 0});  // an entry of no runnable kind (LTO IR) still counts
+  EXPECT_EQ(describe_entries({entries.back(), entries.back()}), "kind_4 \u00d72");
+}
+
+// Issue 32's packages, built for real: one object per arch family, as
+// torchao 0.18.0 ships _C_cutlass_90a (sm_90a) beside _C_mxfp8 (sm_100,
+// compute_120). Their union meets the declaration no object meets alone.
+TEST_F(Fatbin, OneObjectPerArchFamilyMeetsTheDeclarationTogether) {
+  auto cutlass = code_of("sm90a"), mxfp8 = code_of("mxfp8");
+  cutlass.file = "torchao/_C_cutlass_90a.abi3.so";
+  mxfp8.file = "torchao/_C_mxfp8.abi3.so";
+  auto e = gpu_evidence({cutlass, mxfp8}, {"9.0a", "10.0", "12.0+PTX"});
+  EXPECT_TRUE(e.audit.missing.empty());
+  EXPECT_TRUE(e.outside_declared.empty());
+  // An arch the union lacks is still missing.
+  e = gpu_evidence({cutlass, mxfp8}, {"8.0", "9.0a", "10.0", "12.0+PTX"});
+  EXPECT_EQ(e.audit.missing, std::vector<std::string>{"8.0 (sm_80)"});
+  // An object for none of the declared archs: sm_80 SASS runs on no 9.0a,
+  // 10.0 or 12.0+ device.
+  auto stale = code_of("sm80");
+  stale.file = "torchao/_C_old.abi3.so";
+  e = gpu_evidence({cutlass, mxfp8, stale}, {"9.0a", "10.0", "12.0+PTX"});
+  EXPECT_TRUE(e.audit.missing.empty());
+  EXPECT_EQ(e.outside_declared, std::vector<std::string>{"torchao/_C_old.abi3.so"});
+  EXPECT_EQ(e.audit.undeclared, std::vector<std::string>{"sm_80"});
 }
 
 // The nine .nv_fatbin sections checked in as fuzz seeds were written by

@@ -27,9 +27,14 @@ bool lists(const std::vector<NeededLibrary>& libs, const std::string& soname) {
   return std::any_of(libs.begin(), libs.end(), [&](const NeededLibrary& n) { return n.soname == soname; });
 }
 
+// Reports name objects as the caller names them (build and inspect: the
+// path in the wheel); here, as a lone .so, by its file name.
 ManylinuxReport assess(const std::vector<std::filesystem::path>& files, ManylinuxOptions options) {
   std::vector<ElfInfo> infos;
-  for (const auto& f : files) infos.push_back(read_elf(f));
+  for (const auto& f : files) {
+    infos.push_back(read_elf(f));
+    infos.back().name = f.filename().string();
+  }
   return assess_manylinux(infos, options);
 }
 
@@ -288,6 +293,28 @@ TEST(PolicyDecision, LibrariesOfTheVariantAreInternal) {
   const auto r = assess({ops, helper}, x86());
   EXPECT_TRUE(r.ok()) << joined(r.problems);
   EXPECT_TRUE(r.external.empty());
+}
+
+// sgl-kernel ships sgl_kernel/sm90/ and sgl_kernel/sm100/common_ops.abi3.so
+// (issue 32): by basename, no report could say which one needs what.
+TEST(PolicyDecision, ObjectsAreNamedByTheirPathInTheWheel) {
+  TempDir d;
+  std::vector<ElfInfo> infos{read_elf(build_c(d, "a.so", kNeeds234)), read_elf(build_c(d, "b.so", kNeeds217))};
+  infos[0].name = "sgl_kernel/sm90/common_ops.abi3.so";
+  infos[1].name = "sgl_kernel/sm100/common_ops.abi3.so";
+  const auto r = assess_manylinux(infos, x86());
+  EXPECT_EQ(r.reason, "GLIBC_2.34 needed by sgl_kernel/sm90/common_ops.abi3.so (symbol `pthread_create`)");
+  ASSERT_EQ(r.libraries.size(), 2u);
+  EXPECT_EQ(r.libraries[0].file, "sgl_kernel/sm90/common_ops.abi3.so");
+  EXPECT_EQ(r.libraries[1].file, "sgl_kernel/sm100/common_ops.abi3.so");
+  const auto libc = std::find_if(r.whitelisted.begin(), r.whitelisted.end(), [](const NeededLibrary& n) { return n.soname == "libc.so.6"; });
+  ASSERT_NE(libc, r.whitelisted.end());
+  EXPECT_EQ(libc->needed_by, (std::vector<std::string>{"sgl_kernel/sm90/common_ops.abi3.so", "sgl_kernel/sm100/common_ops.abi3.so"}));
+  const nlohmann::json j = r;
+  EXPECT_EQ(j["libraries"][1]["file"], "sgl_kernel/sm100/common_ops.abi3.so");
+  // A request the sm90 object cannot meet names it, not its twin.
+  const auto old = assess_manylinux(infos, x86("manylinux_2_28"));
+  EXPECT_TRUE(mentions(old.problems, "sgl_kernel/sm90/common_ops.abi3.so needs GLIBC_2.34")) << joined(old.problems);
 }
 
 TEST(PolicyDecision, ArchitectureMismatch) {

@@ -102,6 +102,7 @@ TEST(Validate, SkipsACudaWheelWhoseCodeMissesTheGpuBeforeInstalling) {
   EXPECT_EQ(r.status, ValidationResult::Status::skip);
   EXPECT_EQ(r.reason, "this GPU is sm_90; relu/_relu0.abi3.so has code for sm_100 only");
   EXPECT_EQ(r.details["gpu_code"]["covered"], false);
+  EXPECT_EQ(r.details["gpu_code"]["no_code_for_device"], nlohmann::json::array({"relu/_relu0.abi3.so"}));
 }
 
 TEST(Validate, RunsWhatTheGpuCanRunOrJit) {
@@ -116,13 +117,25 @@ TEST(Validate, RunsWhatTheGpuCanRunOrJit) {
   EXPECT_EQ(r.details["gpu_code"]["objects"][0]["jit"], true);
 }
 
-TEST(Validate, EveryObjectWithCudaCodeMustRunOnTheGpu) {
-  // One object covered is not enough: the other's kernels fail at their
-  // first call.
+TEST(Validate, RunsWhenOneObjectHasCodeForTheGpuAndListsTheOthers) {
+  // One object per arch family (sgl-kernel, torchao): the package loads the
+  // one that fits, so the check runs; the others are listed, by their path
+  // in the wheel, for the verdict to speak to.
   kwheel::testing::TempDir d;
-  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 90}}, {{kSass, 80}, {kSass, 100}}}));
+  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 90}}, {{kSass, 80}, {kSass, 100}}, {}}));
+  EXPECT_EQ(r.status, ValidationResult::Status::fail);  // past the GPU check, stopped at pip
+  EXPECT_NE(r.reason.find("has no pip"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.details["gpu_code"]["covered"], true);
+  EXPECT_EQ(r.details["gpu_code"]["no_code_for_device"], nlohmann::json::array({"relu/_relu1.abi3.so"}));
+  EXPECT_EQ(r.details["gpu_code"]["objects"][1]["runs"], nlohmann::json(nullptr));
+}
+
+TEST(Validate, SkipsOnlyWhenNoObjectHasCodeForTheGpu) {
+  kwheel::testing::TempDir d;
+  const auto r = validate_on_h100(cuda_wheel_file(d, "cu130", {{{kSass, 100}}, {{kSass, 80}, {kSass, 120}}}));
   EXPECT_EQ(r.status, ValidationResult::Status::skip);
-  EXPECT_EQ(r.reason, "this GPU is sm_90; relu/_relu1.abi3.so has code for sm_80, sm_100 only");
+  EXPECT_EQ(r.reason, "this GPU is sm_90; none of its 2 objects with CUDA code runs on it (relu/_relu0.abi3.so: sm_100; relu/_relu1.abi3.so: sm_80, sm_120)");
+  EXPECT_EQ(r.details["gpu_code"]["no_code_for_device"], nlohmann::json::array({"relu/_relu0.abi3.so", "relu/_relu1.abi3.so"}));
 }
 
 TEST(Validate, JudgesOnlyCudaWheelsThatCarryCudaCode) {
@@ -230,4 +243,31 @@ TEST(ValidateWheels, AsksForTheGpuOnlyWhenACudaWheelIsThere) {
   const auto warned = warnings({"not-a-wheel-name.whl", cpu, cuda}, "auto");
   ASSERT_EQ(warned.size(), 1u);
   EXPECT_EQ(warned[0].rfind("cannot tell which GPU this is, so CUDA wheels are not checked against it: ", 0), 0u) << warned[0];
+}
+
+TEST(ValidateWheels, ProbesTheGpuThenSkipsOnlyWheelsNoObjectOfWhichRunsOnIt) {
+  // The probe seam: an "interpreter" that answers the GPU probe as torch
+  // on an H100 would. One wheel has an sm90/ and an sm100/ object (runs,
+  // the sm100 one listed); the other has code for sm_100 only (SKIP).
+  kwheel::testing::TempDir d, a, b;
+  const auto probe = d / "python";
+  kwheel::testing::write_file(probe, "#!/bin/sh\necho '{\"available\": true, \"capability\": \"9.0\", \"name\": \"NVIDIA H100\"}'\n");
+  fs::permissions(probe, fs::perms::owner_all);
+  InterpreterInfo in = kwheel::testing::linux_cpython311("2.11.0+cu130", "13.0");
+  in.executable = probe.string();
+  const auto both = cuda_wheel_file(a, "cu130", {{{kSass, 90}}, {{kSass, 100}}});
+  const auto sm100 = cuda_wheel_file(b, "cu130", {{{kSass, 100}}});
+  ValidateOptions o;
+  o.device = "auto";
+  const ValidationRun run = validate_wheels({both, sm100}, in, o, {});
+  ASSERT_TRUE(run.cuda_device.has_value());
+  EXPECT_EQ(run.cuda_device->capability.capability(), "9.0");
+  ASSERT_EQ(run.results.size(), 2u);
+  EXPECT_EQ(run.results[0].status, ValidationResult::Status::fail);  // ran on, to the missing pip
+  EXPECT_EQ(run.results[0].details["gpu_code"]["no_code_for_device"], nlohmann::json::array({"relu/_relu1.abi3.so"}));
+  EXPECT_EQ(run.results[1].status, ValidationResult::Status::skip);
+  EXPECT_EQ(run.results[1].reason, "this GPU is sm_90; relu/_relu0.abi3.so has code for sm_100 only");
+  const nlohmann::json j = to_json(run);
+  EXPECT_EQ(j["wheels"][0]["details"]["gpu_code"]["no_code_for_device"], nlohmann::json::array({"relu/_relu1.abi3.so"}));
+  EXPECT_EQ(j["skipped"], 1);
 }
