@@ -1,10 +1,12 @@
 #include "kwheel/evidence/offload_bundle.hpp"
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <set>
@@ -265,14 +267,22 @@ CompressedHeader read_compressed_header(const Fields& f, const Where& where) {
   return h;
 }
 
-enum class InflateEnd { complete, truncated, corrupt, overlong };
+enum class StreamEnd { complete, truncated, corrupt, overlong };
 
-struct Inflated {
+// What decompressing one bundle's payload gave, zlib's or zstd's alike.
+struct Decompressed {
   std::vector<std::byte> data;
   std::uint64_t consumed = 0;  // compressed bytes up to the stream's end
-  InflateEnd end = InflateEnd::corrupt;
-  std::string message;  // zlib's, for a corrupt stream
+  StreamEnd end = StreamEnd::corrupt;
+  std::string message;  // the library's, for a corrupt stream
 };
+
+// Output grows with what the stream yields, never with what a header
+// claims, so a lying header cannot make kwheel allocate; past `limit`
+// bytes the stream is overlong.
+void grow(std::vector<std::byte>& out, std::uint64_t filled, std::uint64_t limit) {
+  out.resize(std::min<std::uint64_t>(limit + 1, std::max<std::uint64_t>(64 * 1024, 2 * filled)));
+}
 
 class Inflater {
  public:
@@ -285,11 +295,8 @@ class Inflater {
   z_stream z{};
 };
 
-// The output grows with what the stream yields, never with what a header
-// claims, so a lying header cannot make kwheel allocate; past `limit` bytes
-// it stops.
-Inflated inflate_zlib(std::span<const std::byte> in, std::uint64_t limit) {
-  Inflated r;
+Decompressed inflate_zlib(std::span<const std::byte> in, std::uint64_t limit) {
+  Decompressed r;
   Inflater inflater;
   z_stream& z = inflater.z;
   std::uint64_t fed = 0;
@@ -303,17 +310,16 @@ Inflated inflate_zlib(std::span<const std::byte> in, std::uint64_t limit) {
     if (z.avail_out == 0) {
       const std::uint64_t have = r.data.size();
       if (have > limit) {
-        r.end = InflateEnd::overlong;
+        r.end = StreamEnd::overlong;
         break;
       }
-      const std::uint64_t want = std::min<std::uint64_t>(limit + 1, std::max<std::uint64_t>(64 * 1024, 2 * have));
-      r.data.resize(want);
+      grow(r.data, have, limit);
       z.next_out = reinterpret_cast<Bytef*>(r.data.data() + have);
-      z.avail_out = static_cast<uInt>(want - have);
+      z.avail_out = static_cast<uInt>(r.data.size() - have);
     }
     const int ret = inflate(&z, Z_NO_FLUSH);
     if (ret == Z_STREAM_END) {
-      r.end = InflateEnd::complete;
+      r.end = StreamEnd::complete;
       break;
     }
     if (ret == Z_OK) continue;
@@ -321,7 +327,7 @@ Inflated inflate_zlib(std::span<const std::byte> in, std::uint64_t limit) {
     if (ret == Z_BUF_ERROR) {
       // No progress: room to grow, or input to feed, or the stream is cut off.
       if (z.avail_out == 0 || fed < in.size()) continue;
-      r.end = InflateEnd::truncated;
+      r.end = StreamEnd::truncated;
       break;
     }
     r.message = z.msg != nullptr ? z.msg : "error " + std::to_string(ret);
@@ -332,18 +338,94 @@ Inflated inflate_zlib(std::span<const std::byte> in, std::uint64_t limit) {
   return r;
 }
 
-std::vector<std::byte> inflate_payload(std::span<const std::byte> stream, const CompressedHeader& h,
-                                       const Where& where, std::uint64_t& consumed) {
-  Inflated z = inflate_zlib(stream, h.uncompressed);
+struct FreeDctx {
+  void operator()(ZSTD_DCtx* d) const noexcept { ZSTD_freeDCtx(d); }
+};
+
+// zstd's decoding buffer is the smaller of the frame's window and its
+// declared content size. The window stays at zstd's default cap (2^27,
+// which LLVM's long-distance-matching writer never exceeds), so a frame
+// that records no content size still costs at most that much.
+Decompressed decompress_zstd(std::span<const std::byte> in, std::uint64_t limit) {
+  const std::unique_ptr<ZSTD_DCtx, FreeDctx> dctx(ZSTD_createDCtx());
+  if (!dctx) throw std::bad_alloc();
+  Decompressed r;
+  ZSTD_inBuffer src{in.data(), in.size(), 0};
+  ZSTD_outBuffer dst{nullptr, 0, 0};
+  for (;;) {
+    if (dst.pos == dst.size) {
+      if (dst.pos > limit) {
+        r.end = StreamEnd::overlong;
+        break;
+      }
+      grow(r.data, dst.pos, limit);
+      dst.dst = r.data.data();
+      dst.size = r.data.size();
+    }
+    const std::size_t src_before = src.pos, dst_before = dst.pos;
+    const std::size_t ret = ZSTD_decompressStream(dctx.get(), &dst, &src);
+    if (ZSTD_isError(ret)) {
+      r.message = ZSTD_getErrorName(ret);
+      break;
+    }
+    if (ret == 0) {  // the frame is decoded and flushed
+      r.end = StreamEnd::complete;
+      break;
+    }
+    if (dst.pos == dst.size) continue;
+    // Room left and nothing more read or written: the frame needs bytes
+    // that are not there.
+    if (src.pos == src.size || (src.pos == src_before && dst.pos == dst_before)) {
+      r.end = StreamEnd::truncated;
+      break;
+    }
+  }
+  r.data.resize(dst.pos);
+  r.consumed = src.pos;
+  return r;
+}
+
+struct Method {
+  const char* stream;  // "zlib stream"
+  const char* library;
+  Decompressed (*run)(std::span<const std::byte>, std::uint64_t);
+};
+
+constexpr Method kZlib{"zlib stream", "zlib", inflate_zlib};
+constexpr Method kZstd{"zstd frame", "zstd", decompress_zstd};
+
+// A zstd frame records its content size (clang's writer always does): one
+// that disagrees with the container's is refused before decoding.
+void check_zstd_content_size(std::span<const std::byte> frame, const CompressedHeader& h, const Where& where) {
+  const unsigned long long n = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  // An unreadable header is left to the decoder, which says why.
+  if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n == h.uncompressed) return;
+  where.fail("holds a zstd frame of " + std::to_string(n) + " bytes, but its header declares " +
+             std::to_string(h.uncompressed));
+}
+
+std::vector<std::byte> decompress_payload(std::span<const std::byte> stream, const CompressedHeader& h,
+                                          const Where& where, std::uint64_t& consumed) {
+  const Method& m = h.method == kMethodZstd ? kZstd : kZlib;
+  if (h.method == kMethodZstd) check_zstd_content_size(stream, h, where);
+  Decompressed z = m.run(stream, h.uncompressed);
   const std::string declared = std::to_string(h.uncompressed);
   switch (z.end) {
-    case InflateEnd::truncated: where.fail("is cut off inside its zlib stream");
-    case InflateEnd::corrupt: where.fail("holds a corrupt zlib stream (zlib: " + z.message + ")");
-    case InflateEnd::overlong: where.fail("inflates to more than the " + declared + " bytes its header declares");
-    case InflateEnd::complete: break;
+    case StreamEnd::truncated: where.fail(std::string("is cut off inside its ") + m.stream);
+    case StreamEnd::corrupt: where.fail(std::string("holds a corrupt ") + m.stream + " (" + m.library + ": " + z.message + ")");
+    case StreamEnd::overlong: where.fail("decompresses to more than the " + declared + " bytes its header declares");
+    case StreamEnd::complete: break;
   }
   if (z.data.size() != h.uncompressed) {
-    where.fail("inflates to " + std::to_string(z.data.size()) + " bytes, but its header declares " + declared);
+    where.fail("decompresses to " + std::to_string(z.data.size()) + " bytes, but its header declares " + declared);
+  }
+  // LLVM reads zstd payloads with ZSTD_decompress, which refuses bytes
+  // after the frame that are no frame (zlib's uncompress ignores them); a
+  // version 1 container has no end of its own, so what follows it is the
+  // rest of the section.
+  if (h.method == kMethodZstd && h.total && z.consumed != stream.size()) {
+    where.fail("holds " + std::to_string(stream.size() - z.consumed) +
+               " bytes after its zstd frame, inside the total size its header declares");
   }
   consumed = z.consumed;
   return std::move(z.data);
@@ -352,22 +434,17 @@ std::vector<std::byte> inflate_payload(std::span<const std::byte> stream, const 
 Parsed parse_compressed(std::span<const std::byte> bytes, const Where& where, Budget& budget) {
   const Fields f(bytes, where);
   const CompressedHeader h = read_compressed_header(f, where);
-  if (h.method == kMethodZstd) {
-    throw Error(ErrorKind::input, std::string(where.name) +
-                                      ": zstd-compressed offload bundle; kwheel was built without zstd (" +
-                                      where.bundle + "; build kwheel with libzstd to read it)");
-  }
   if (h.uncompressed > kMaxInflatedBytes) {
     where.fail("declares " + std::to_string(h.uncompressed) + " bytes uncompressed, over kwheel's limit of " +
                std::to_string(kMaxInflatedBytes));
   }
   budget.charge_inflated(h.uncompressed, where);
-  // Version 1 records no total size: the zlib stream's own end is the
-  // bundle's end (clang's reader scans for the next magic instead).
+  // Version 1 records no total size: the stream's own end is the bundle's
+  // end (clang's reader scans for the next magic instead).
   const std::uint64_t end = h.total.value_or(bytes.size());
   std::uint64_t consumed = 0;
   const std::vector<std::byte> payload =
-      inflate_payload(bytes.subspan(h.header_bytes, end - h.header_bytes), h, where, consumed);
+      decompress_payload(bytes.subspan(h.header_bytes, end - h.header_bytes), h, where, consumed);
   const Where inner{where.name, where.bundle + ", decompressed,"};
   if (!starts_with(payload, kBundleMagic)) inner.fail("does not start with the __CLANG_OFFLOAD_BUNDLE__ magic");
   Parsed p = parse_uncompressed(payload, inner, budget);

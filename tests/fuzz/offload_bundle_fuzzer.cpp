@@ -1,13 +1,15 @@
 // The clang offload bundles of a ROCm library's .hip_fatbin (uncompressed,
-// and zlib CCOB containers that inflate up to 1 GiB). Invariants: parsing
+// and zlib and zstd CCOB containers that decompress up to 1 GiB). Invariants: parsing
 // returns or throws kwheel::Error; every target it reports is one the
 // entry-id grammar allows (a processor that starts its target id, a
 // non-empty kind and triple); sizes are bounded by the input or the 1 GiB
-// inflate limit; gfx_targets is sorted and unique. Seeds (seeds/offload_bundle/):
+// decompression limit; gfx_targets is sorted and unique. Seeds (seeds/offload_bundle/):
 // clang-offload-bundler 14 output (-type=o -bundle-align=4096 with real gfx90a
 // and gfx908 code objects; -type=bc with legacy "hip-...-gfx906" ids), the
 // .hip_fatbin of a two-object HIP-style link, and zlib CCOB v1-v3 and zstd
-// containers of those, laid out as LLVM's CompressedOffloadBundle writes them.
+// containers of those, laid out as LLVM's CompressedOffloadBundle writes them;
+// a zstd CCOB v2 clang-19's bundler wrote (-compress) over gfx90a and gfx1201
+// code objects clang-19 compiled.
 #include <algorithm>
 #include <functional>
 #include <span>

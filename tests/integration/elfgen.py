@@ -74,6 +74,25 @@ def cuda_shared_object(targets: list[str], arch: str = "x86_64", pad: bytes = b"
     return bytes(data) + pad
 
 
+def hip_shared_object(bundles: list[bytes]) -> bytes:
+    """A host .so whose .hip_fatbin holds `bundles` (clang offload bundles, plain or CCOB), one per object.
+
+    Linked as a HIP link does it: each translation unit's object carries its bundle in .hip_fatbin,
+    4096-aligned (clang's HIPUtility.cpp emits .p2align 12 and .incbin), and the linker concatenates them.
+    """
+    with tempfile.TemporaryDirectory() as d:
+        objs = []
+        for i, bundle in enumerate(bundles):
+            (Path(d) / f"b{i}.hipfb").write_bytes(bundle)
+            (Path(d) / f"b{i}.s").write_text(f'  .section .hip_fatbin,"a",@progbits\n  .p2align 12\n__hip_fatbin_{i}:\n'
+                                             f'  .incbin "b{i}.hipfb"\n  .section .note.GNU-stack,"",@progbits\n')
+            subprocess.run(["cc", "-c", f"b{i}.s", "-o", f"b{i}.o"], cwd=d, check=True)
+            objs.append(f"b{i}.o")
+        (Path(d) / "k.c").write_text("int kwheel_fixture_kernel(int x) { return 2 * x + 1; }\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-nostdlib", "-O2", "-o", "k.so", "k.c", *objs], cwd=d, check=True)
+        return (Path(d) / "k.so").read_bytes()
+
+
 @functools.lru_cache(maxsize=None)
 def macho_object(min_macos: str = "26.0", arch: str = "arm64") -> bytes:
     """A real Mach-O dylib for `arch` whose LC_BUILD_VERSION says it needs macOS `min_macos`.

@@ -54,10 +54,10 @@ bool has_offload_bundle_magic(std::span<const std::byte> head);
 
 // Every bundle in a section's bytes (e.g. .hip_fatbin), in order; none for
 // an empty or all-zero section. `name` names the file in errors. Compressed
-// bundles are inflated (zlib; up to 1 GiB each, and exactly the size their
-// header declares); a zstd-compressed one is an Error(input), since kwheel
-// is built without zstd. The fuzzing entry point: whatever the bytes, it
-// returns or throws kwheel::Error.
+// bundles are decompressed (zlib or zstd; up to 1 GiB each, 1 GiB plus 64
+// times the section's size in all, and exactly the size their header
+// declares). The fuzzing entry point: whatever the bytes, it returns or
+// throws kwheel::Error.
 std::vector<OffloadBundle> parse_offload_bundles(std::span<const std::byte> section, std::string_view name);
 
 // Sorted, unique processors ("gfx90a", "gfx942") over all bundles' non-host
