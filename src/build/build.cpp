@@ -199,6 +199,10 @@ ManylinuxReport platform_evidence(const Variant& variant, const std::vector<ElfI
   ManylinuxOptions mo;
   mo.arch = variant.cpu == "arm64" ? "aarch64" : variant.cpu;
   mo.backend = variant.backend.name();
+  // A stable-ABI variant runs on its torch and newer: the floor decides, as
+  // its libraries are the ones every newer torch still ships.
+  if (variant.framework == Framework::torch || variant.framework == Framework::torch_stable_abi) mo.torch_minor = variant.framework_version.str();
+  if (variant.backend.version) mo.backend_major = variant.backend.version->major;
   if (o.tags.manylinux != "auto") mo.requested = "manylinux_" + o.tags.manylinux;
   mo.allowed_external = o.allowed_external;
   mo.require_abi3 = plan.tags.abi == "abi3";
@@ -678,6 +682,7 @@ nlohmann::json to_json(const VariantResult& r) {
       const ManylinuxReport& p = *r.platform;
       j["platform"] = {{"tag", p.platform_tag}, {"policy", p.policy}, {"reason", p.reason}, {"torch_provided", p.torch_provided},
                        {"allowed_external", p.allowed_external}, {"abi3", p.abi3}, {"source", p.policy_source}};
+      if (!p.warnings.empty()) j["platform"]["warnings"] = p.warnings;
     }
     if (!r.gpu.empty()) j["gpu"] = to_json(r.gpu);
     if (r.macos) j["macos"] = to_json(*r.macos);

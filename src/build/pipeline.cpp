@@ -96,6 +96,14 @@ void warn_cpython_specific(const KernelBuild& kb, const Feedback& feedback) {
                     "' is named for that CPython alone; rename it to <module>.abi3.so if it uses only the stable ABI");
 }
 
+// Where manylinux/torch-provided.json does not cover a variant's torch or
+// CUDA major, rules decided its libraries: the user should know.
+void warn_torch_data_gaps(const KernelBuild& kb, const Feedback& feedback) {
+  for (const auto& v : kb.staged.report.variants)
+    if (v.platform)
+      for (const auto& w : v.platform->warnings) feedback.warn("variant '" + v.variant + "': " + w);
+}
+
 // kernels verify-signature would refuse these, and a build says so: a line
 // for each variant another signer signed (naming the signer), and one line
 // naming a kernel's unsigned variants (most kernels on the Hub today).
@@ -143,6 +151,7 @@ std::unique_ptr<KernelBuild> stage_target(const Target& t, const PipelineRequest
     warn_unprefixed_depends(*kb, feedback);
     warn_unsigned(*kb, feedback);
     warn_cpython_specific(*kb, feedback);
+    warn_torch_data_gaps(*kb, feedback);
     return kb;
   } catch (const Error& e) {
     if (t.label.empty()) throw;

@@ -116,6 +116,8 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
       print_libs("torch-provided libraries", r.torch_provided);
       print_libs("external libraries (not allowed)", r.external);
       print_libs("external libraries (allowed)", r.allowed_external);
+      print_libs("libraries torch provides in another major", r.mismatched);
+      for (const auto& w : r.warnings) std::cout << "warning: " << w << "\n";
       std::cout << "abi3: " << to_string(r.abi3.status);
       for (const auto& v : r.abi3.non_stable) std::cout << "\n  non-stable: " << v.symbol << " in " << v.file;
       std::cout << "\n";

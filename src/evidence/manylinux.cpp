@@ -193,6 +193,7 @@ struct NeededSources {
   std::set<std::string> whitelisted_somewhere;  // in some rung's lib_whitelist
   const TorchProvided& torch;
   const ManylinuxOptions& options;
+  TorchTarget target;
 };
 
 void classify_needed(const ElfInfo& f, const NeededSources& from, Evidence& ev, ManylinuxReport& report) {
@@ -206,8 +207,10 @@ void classify_needed(const ElfInfo& f, const NeededSources& from, Evidence& ev, 
       } else {
         it->by.push_back(file);
       }
-    } else if (const TorchProvidedLib* t = from.torch.match(soname, from.options.backend)) {
-      add_needed(report.torch_provided, soname, file, t->reason);
+    } else if (const TorchVerdict t = from.torch.judge(soname, from.target); t.kind == TorchVerdict::Kind::provided) {
+      add_needed(report.torch_provided, soname, file, t.reason);
+    } else if (t.kind == TorchVerdict::Kind::mismatch && from.options.allowed_external.count(soname) == 0) {
+      add_needed(report.mismatched, soname, f.name, t.reason);
     } else if (from.options.allowed_external.count(soname) != 0) {
       add_needed(report.allowed_external, soname, file);
     } else {
@@ -224,7 +227,8 @@ Evidence gather_evidence(std::span<const ElfInfo> files, const ManylinuxOptions&
   // name (the basename: DT_NEEDED names no folder); reports name objects by
   // their path in the wheel, as two may share a basename (sgl-kernel's
   // sm90/ and sm100/common_ops.abi3.so).
-  NeededSources from{{}, {}, torch, options};
+  NeededSources from{{}, {}, torch, options, {options.backend, options.torch_minor, options.backend_major}};
+  if (!files.empty()) report.warnings = torch.coverage_gaps(from.target);
   for (const ElfInfo& f : files) {
     from.internal.insert(basename_of(f.name));
     if (f.soname) from.internal.insert(*f.soname);
@@ -301,6 +305,14 @@ const ManylinuxPolicy* judge_request(const ManylinuxPolicy* best_policy, const M
 void judge_libraries(const Evidence& ev, const ManylinuxOptions& options, ManylinuxReport& report) {
   for (const Needed& n : ev.whitelistable) {
     for (const std::string& by : n.by) add_needed(report.whitelisted, n.soname, by);
+  }
+  // One line per object: it names the member to rebuild, the library, the
+  // variant, and what the variant's torch provides instead.
+  for (const NeededLibrary& n : report.mismatched) {
+    for (const std::string& by : n.needed_by) {
+      report.problems.push_back(by + " needs " + n.soname + ", but " +
+                                (options.variant.empty() ? std::string() : "in " + options.variant + ", ") + n.reason);
+    }
   }
   for (const NeededLibrary& n : report.external) {
     std::string by;
@@ -427,6 +439,8 @@ void to_json(nlohmann::json& j, const ManylinuxReport& report) {
        {"torch_provided", libs(report.torch_provided)},
        {"allowed_external", libs(report.allowed_external)},
        {"external", libs(report.external)},
+       {"mismatched", libs(report.mismatched)},
+       {"warnings", report.warnings},
        {"abi3", report.abi3},
        {"problems", report.problems},
        {"ok", report.ok()},

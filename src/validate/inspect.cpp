@@ -1,6 +1,7 @@
 #include "kwheel/validate/inspect.hpp"
 
 #include <ctime>
+#include <regex>
 
 #include <stdlib.h>
 
@@ -10,6 +11,7 @@
 #include "kwheel/base/text.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
 #include "kwheel/validate/wheel_signature.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -49,6 +51,25 @@ void read_kernel_evidence(const WheelArchive& wheel, const std::string& name, co
     out.kernel = parse_kernel_metadata(signed_metadata->metadata_text, "wheel '" + name + "' member '" + signed_metadata->member + "'");
 }
 
+// A wheel kwheel built says its torch and backend in its local label
+// (+torch2.10.cu130): the torch libraries are judged for that torch.
+void judge_as_labelled(const fs::path& path, ManylinuxOptions& mo) {
+  const LocalLabel label = read_label(parse_wheel_filename(path.filename().string()).version);
+  if (label.noarch || !label.framework_version) return;
+  if (label.framework == "torch" || label.framework == "torchstableabi") mo.torch_minor = label.framework_version->str();
+  static const std::regex versioned(R"(^(cu|rocm|xpu|cann)(\d{1,8})$)");
+  std::smatch m;
+  if (mo.backend.empty() && std::regex_match(label.backend, m, versioned)) {
+    const std::string prefix = m[1];
+    mo.backend = prefix == "cu" ? "cuda" : prefix;
+    const std::string digits = m[2];
+    if (digits.size() >= 2) mo.backend_major = std::stoi(digits.substr(0, digits.size() - 1));
+  } else if (mo.backend.empty() && label.backend == "cpu") {
+    mo.backend = "cpu";
+  }
+  mo.variant = label.text;
+}
+
 }  // namespace
 
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
@@ -85,6 +106,7 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   ManylinuxOptions mo;
   mo.arch = objects.elves.front().machine;
   mo.backend = options.backend;
+  if (out.kind == "wheel") judge_as_labelled(path, mo);
   mo.allowed_external = options.allowed_external;
   mo.require_abi3 = out.tagged_abi3;
   out.report = assess_manylinux(objects.elves, mo);

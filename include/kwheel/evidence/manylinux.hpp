@@ -22,6 +22,9 @@ namespace kwheel {
 struct ManylinuxOptions {
   std::string arch;     // the variant's CPU: "x86_64", "aarch64"
   std::string backend;  // "cuda", "rocm", "xpu", "cpu"; "" accepts any backend's torch libraries
+  std::string torch_minor;  // "2.15"; "" accepts any covered torch's libraries
+  int backend_major = 0;    // 13 for cu130, 7 for rocm70; 0 accepts any major
+  std::string variant;      // named in problems where the caller does not: a wheel's label "torch2.10.cu130"
   // Pin the tag ("manylinux_2_28", "manylinux2014", "manylinux_2_28_x86_64");
   // evidence needing a newer policy is then a problem naming the symbol.
   std::optional<std::string> requested;
@@ -58,6 +61,11 @@ struct ManylinuxReport {
   std::vector<NeededLibrary> torch_provided;    // brought by torch (manylinux/torch-provided.json)
   std::vector<NeededLibrary> allowed_external;  // external, but allowed by the caller
   std::vector<NeededLibrary> external;          // external and not allowed: each is also a problem
+  // A library torch brings in another major (libcudart.so.12 where torch
+  // provides libcudart.so.13): `reason` says what it provides; a problem each.
+  std::vector<NeededLibrary> mismatched;
+  // Parts of the variant the torch wheel data does not cover, so rules decided.
+  std::vector<std::string> warnings;
   Abi3Report abi3;
   std::vector<std::string> problems;  // one line each; empty means the tag can be claimed
   std::string policy_source;          // "auditwheel 6.8.2 (...)"

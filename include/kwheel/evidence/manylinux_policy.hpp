@@ -61,6 +61,41 @@ struct TorchProvidedLib {
   std::string pattern;                // fnmatch pattern on the DT_NEEDED soname
   std::vector<std::string> backends;  // "any", "cpu", "cuda", "rocm", "xpu"
   std::string reason;
+  // Only for a torch minor or CUDA major the wheel data does not cover:
+  // where the data covers the variant, it alone decides.
+  bool fallback = false;
+};
+
+// One PyPI torch wheel as scripts/update-torch-provided read it.
+struct TorchWheel {
+  std::string minor;    // "2.15"
+  std::string version;  // "2.15.0"
+  std::string wheel;    // file name
+  std::string sha256;
+  std::string cuda;     // "13.0": the CUDA build PyPI serves for this minor
+  int cuda_major = 0;
+  std::set<std::string> libs_any;   // torch/lib sonames every build has
+  std::set<std::string> libs_cuda;  // torch/lib sonames of the CUDA build only
+};
+
+// The sonames the nvidia-* wheels of one CUDA major hold, and which wheel
+// brought each.
+struct CudaSonames {
+  int major = 0;
+  std::map<std::string, std::string> package_of;  // soname -> "nvidia-cudnn-cu13 9.19.0.56"
+};
+
+// What a variant runs against: its backend, torch minor and backend major.
+struct TorchTarget {
+  std::string backend;      // "cuda", "rocm", "xpu", "cpu"; "" = any backend
+  std::string torch_minor;  // "2.15"; "" = any covered torch
+  int backend_major = 0;    // 13 for cu130, 7 for rocm70; 0 = unknown
+};
+
+struct TorchVerdict {
+  enum class Kind { provided, mismatch, absent };
+  Kind kind = Kind::absent;
+  std::string reason;  // provided: why torch brings it; mismatch: what torch provides instead and the fix
 };
 
 class TorchProvided {
@@ -69,12 +104,36 @@ class TorchProvided {
   static TorchProvided parse(std::string_view json_text, std::string_view origin);
   static TorchProvided load(const std::filesystem::path& path);
 
-  // The entry covering `soname` for `backend` ("" or "any" = any backend).
+  // The pattern entry covering `soname` for `backend` ("" or "any" = any
+  // backend), fallback entries included: the name-only view.
   const TorchProvidedLib* match(std::string_view soname, std::string_view backend) const;
+  // Whether `import torch` of the target's torch makes `soname` available,
+  // or brings a different major of the same library (a mismatch).
+  TorchVerdict judge(std::string_view soname, const TorchTarget& target) const;
+  // One line per part of the target the wheel data does not cover (so the
+  // name patterns and the CUDA-major rule decide); empty when covered.
+  std::vector<std::string> coverage_gaps(const TorchTarget& target) const;
+
   const std::vector<TorchProvidedLib>& all() const { return libs_; }
+  const std::vector<TorchWheel>& wheels() const { return wheels_; }
+  const std::vector<CudaSonames>& cuda() const { return cuda_; }
+  const TorchWheel* wheel_for(std::string_view minor) const;
+  const CudaSonames* cuda_for(int major) const;
 
  private:
+  TorchVerdict judge_torch_lib(const std::string& soname, const TorchTarget& target) const;
+  TorchVerdict judge_cuda(const std::string& soname, const TorchTarget& target) const;
+  TorchVerdict judge_rocm(const std::string& soname, const TorchTarget& target) const;
+  TorchVerdict judge_patterns(const std::string& soname, const TorchTarget& target, bool covered) const;
+
   std::vector<TorchProvidedLib> libs_;
+  std::vector<TorchWheel> wheels_;
+  std::vector<CudaSonames> cuda_;
+  std::string rocm_rule_;
 };
+
+// "libcudart.so.12" -> {"libcudart.so", "12"}; "libc10.so" -> {"libc10.so", ""};
+// "libnvrtc-builtins.so.13.0" -> {"libnvrtc-builtins.so", "13.0"}.
+std::pair<std::string, std::string> soname_family(std::string_view soname);
 
 }  // namespace kwheel

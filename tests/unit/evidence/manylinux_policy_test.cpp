@@ -188,12 +188,155 @@ TEST(TorchProvidedData, BuiltinKnowsTorchsOwnLibraries) {
   const TorchProvided& t = TorchProvided::builtin();
   // torch/lib of every torch wheel: libtorch, libc10, libtorch_cpu.
   for (const char* lib : {"libtorch.so", "libc10.so", "libtorch_cpu.so"})
-    for (const char* backend : {"cpu", "cuda", "rocm", ""}) EXPECT_NE(t.match(lib, backend), nullptr) << lib << " " << backend;
+    for (const char* backend : {"cpu", "cuda", "rocm", ""}) {
+      EXPECT_NE(t.match(lib, backend), nullptr) << lib << " " << backend;
+      EXPECT_EQ(t.judge(lib, {backend, "2.10", 0}).kind, TorchVerdict::Kind::provided) << lib << " " << backend;
+    }
   // CUDA torch brings the CUDA runtime (nvidia-cuda-runtime wheels); a CPU torch does not.
-  EXPECT_NE(t.match("libcudart.so.12", "cuda"), nullptr);
-  EXPECT_EQ(t.match("libcudart.so.12", "cpu"), nullptr);
+  EXPECT_EQ(t.judge("libcudart.so.12", {"cuda", "", 12}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudart.so.12", {"cpu", "", 0}).kind, TorchVerdict::Kind::absent);
   EXPECT_NE(t.match("libc10_cuda.so", "cuda"), nullptr);
   EXPECT_EQ(t.match("libpng16.so.16", "cuda"), nullptr);
+  EXPECT_EQ(t.judge("libpng16.so.16", {"cuda", "2.15", 13}).kind, TorchVerdict::Kind::absent);
+}
+
+// The facts below are the contents of the PyPI wheels the built-in data was
+// read from (scripts/update-torch-provided): what `unzip -l` shows for them.
+TEST(TorchProvidedData, BuiltinCoversThePyPIWheelsOfEachSupportedMinor) {
+  const TorchProvided& t = TorchProvided::builtin();
+  std::vector<std::string> minors;
+  for (const TorchWheel& w : t.wheels()) {
+    minors.push_back(w.minor);
+    // torch 2.10.0's re-upload carries build tag 3: torch-2.10.0-3-cp312-...
+    EXPECT_TRUE(w.wheel.starts_with("torch-" + w.version + "-")) << w.wheel;
+    EXPECT_NE(w.wheel.find("-cp312-cp312-manylinux"), std::string::npos) << w.wheel;
+    EXPECT_TRUE(w.version.starts_with(w.minor + ".")) << w.version;
+    EXPECT_EQ(w.sha256.size(), 64u) << w.wheel;
+    EXPECT_TRUE(w.libs_any.count("libtorch_cpu.so")) << w.wheel;
+    EXPECT_TRUE(w.libs_cuda.count("libtorch_cuda.so")) << w.wheel;
+    EXPECT_NE(t.cuda_for(w.cuda_major), nullptr) << w.wheel;
+  }
+  EXPECT_EQ(minors, (std::vector<std::string>{"2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"}));
+  ASSERT_NE(t.wheel_for("2.15"), nullptr);
+  EXPECT_TRUE(t.wheel_for("2.15")->libs_cuda.count("libtorch_nvshmem.so"));
+  EXPECT_FALSE(t.wheel_for("2.6")->libs_cuda.count("libtorch_nvshmem.so"));
+  const CudaSonames* cu12 = t.cuda_for(12);
+  const CudaSonames* cu13 = t.cuda_for(13);
+  ASSERT_NE(cu12, nullptr);
+  ASSERT_NE(cu13, nullptr);
+  EXPECT_TRUE(cu12->package_of.count("libcudart.so.12"));
+  EXPECT_FALSE(cu12->package_of.count("libcudart.so.13"));
+  EXPECT_TRUE(cu13->package_of.at("libcudart.so.13").starts_with("nvidia-cuda-runtime"));
+  EXPECT_TRUE(cu13->package_of.at("libcudnn.so.9").starts_with("nvidia-cudnn-cu13"));
+  EXPECT_TRUE(cu12->package_of.at("libcudnn.so.9").starts_with("nvidia-cudnn-cu12"));
+  EXPECT_TRUE(cu13->package_of.count("libcufft.so.12")) << "cuFFT's major is not CUDA's";
+  EXPECT_TRUE(cu12->package_of.count("libcufft.so.11"));
+}
+
+TEST(TorchProvidedDecision, BuiltinRefusesAnotherCudaMajor) {
+  const TorchProvided& t = TorchProvided::builtin();
+  const TorchVerdict v = t.judge("libcudart.so.12", {"cuda", "2.10", 13});
+  ASSERT_EQ(v.kind, TorchVerdict::Kind::mismatch);
+  for (const char* part : {"torch 2.10 with CUDA 13", "provides libcudart.so.13", "nvidia-cuda-runtime", "rebuild it against CUDA 13",
+                           "cu12x variant"})
+    EXPECT_NE(v.reason.find(part), std::string::npos) << part << "\n" << v.reason;
+  EXPECT_EQ(t.judge("libcudart.so.13", {"cuda", "2.10", 13}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudnn.so.9", {"cuda", "2.10", 13}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcublasLt.so.12", {"cuda", "2.15", 13}).kind, TorchVerdict::Kind::mismatch);
+  EXPECT_EQ(t.judge("libcudart.so.12", {"cuda", "2.8", 12}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudart.so.13", {"cuda", "2.8", 12}).kind, TorchVerdict::Kind::mismatch);
+  // No major known (a bare .so inspected): any covered major's library.
+  EXPECT_EQ(t.judge("libcudart.so.12", {"", "", 0}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudart.so.13", {"cuda", "", 0}).kind, TorchVerdict::Kind::provided);
+  EXPECT_TRUE(t.coverage_gaps({"cuda", "2.15", 13}).empty());
+}
+
+TEST(TorchProvidedDecision, BuiltinTorchLibraryOfOneMinorOnly) {
+  const TorchProvided& t = TorchProvided::builtin();
+  EXPECT_EQ(t.judge("libtorch_nvshmem.so", {"cuda", "2.15", 13}).kind, TorchVerdict::Kind::provided);
+  const TorchVerdict v = t.judge("libtorch_nvshmem.so", {"cuda", "2.6", 12});
+  ASSERT_EQ(v.kind, TorchVerdict::Kind::mismatch);
+  EXPECT_NE(v.reason.find("torch 2.6 ships no libtorch_nvshmem.so"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("2.15"), std::string::npos) << v.reason;
+  // A CPU build has no CUDA library of torch's own.
+  EXPECT_EQ(t.judge("libtorch_cuda.so", {"cpu", "2.15", 0}).kind, TorchVerdict::Kind::absent);
+}
+
+TEST(TorchProvidedDecision, BuiltinHipMajorIsTheRocmMajor) {
+  const TorchProvided& t = TorchProvided::builtin();
+  EXPECT_EQ(t.judge("libamdhip64.so.7", {"rocm", "2.9", 7}).kind, TorchVerdict::Kind::provided);
+  const TorchVerdict v = t.judge("libamdhip64.so.6", {"rocm", "2.9", 7});
+  ASSERT_EQ(v.kind, TorchVerdict::Kind::mismatch);
+  EXPECT_NE(v.reason.find("provides libamdhip64.so.7"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("rocm6x variant"), std::string::npos) << v.reason;
+  EXPECT_EQ(t.judge("libamdhip64.so.6", {"rocm", "2.7", 6}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libamdhip64.so.6", {"cuda", "2.7", 12}).kind, TorchVerdict::Kind::absent);
+  EXPECT_EQ(t.judge("librocblas.so.4", {"rocm", "2.7", 6}).kind, TorchVerdict::Kind::provided);
+}
+
+// A small file written here, so the decision is tested apart from the data:
+// CUDA 7's wheel ships libcudart.so.7 and libcudnn.so.5, CUDA 8's
+// libcudart.so.8 and libcudnn.so.5; torch 1.1 is CUDA 8, torch 1.0 CUDA 7.
+const char* kSmallData = R"({
+  "rocm": {"rule": "ROCm N ships libamdhip64.so.N"},
+  "libraries": [
+    {"pattern": "libtorch*.so*", "backends": ["any"], "reason": "name fallback", "fallback": true},
+    {"pattern": "libcuda.so.1", "backends": ["cuda"], "reason": "driver"}],
+  "torch": [
+    {"minor": "1.0", "version": "1.0.2", "wheel": "torch-1.0.2-x.whl", "sha256": "a", "cuda": "7.5",
+     "torch_lib": {"any": ["libtorch.so"], "cuda": []}},
+    {"minor": "1.1", "version": "1.1.0", "wheel": "torch-1.1.0-x.whl", "sha256": "b", "cuda": "8.0",
+     "torch_lib": {"any": ["libtorch.so"], "cuda": ["libtorch_new.so"]}}],
+  "cuda": [
+    {"major": 7, "packages": [{"name": "rt7", "version": "7.5", "sonames": ["libcudart.so.7"]},
+                              {"name": "dnn", "version": "5.1", "sonames": ["libcudnn.so.5"]}]},
+    {"major": 8, "packages": [{"name": "rt8", "version": "8.0", "sonames": ["libcudart.so.8"]},
+                              {"name": "dnn", "version": "5.2", "sonames": ["libcudnn.so.5"]}]}]
+})";
+
+TEST(TorchProvidedDecision, ExactSonamesOfTheVariantsMajor) {
+  const TorchProvided t = TorchProvided::parse(kSmallData, "small.json");
+  EXPECT_EQ(t.judge("libcudart.so.8", {"cuda", "1.1", 8}).reason, "rt8 8.0 wheel, pinned by torch's CUDA 8 builds");
+  EXPECT_EQ(t.judge("libcudart.so.7", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::mismatch);
+  EXPECT_EQ(t.judge("libcudnn.so.5", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudnn.so.4", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::mismatch);
+  EXPECT_EQ(t.judge("libcuda.so.1", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libother.so.8", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::absent);
+  EXPECT_EQ(t.judge("libtorch_new.so", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libtorch_new.so", {"cuda", "1.0", 7}).kind, TorchVerdict::Kind::mismatch);
+  // Covered minor: the name fallback does not apply.
+  EXPECT_EQ(t.judge("libtorch_gone.so", {"cuda", "1.1", 8}).kind, TorchVerdict::Kind::absent);
+  EXPECT_EQ(t.judge("libtorch_new.so", {"cpu", "1.1", 0}).kind, TorchVerdict::Kind::absent);
+}
+
+TEST(TorchProvidedDecision, RulesWhereTheDataDoesNotCover) {
+  const TorchProvided t = TorchProvided::parse(kSmallData, "small.json");
+  const TorchTarget uncovered{"cuda", "1.9", 9};
+  const auto gaps = t.coverage_gaps(uncovered);
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_NE(gaps[0].find("covers torch 1.0, 1.1, not 1.9"), std::string::npos) << gaps[0];
+  EXPECT_NE(gaps[1].find("covers CUDA 7, 8, not 9"), std::string::npos) << gaps[1];
+  EXPECT_EQ(t.judge("libtorch_gone.so", uncovered).reason, "name fallback");
+  // libcudart's major followed CUDA's in 7 and 8, so CUDA 9 brings libcudart.so.9.
+  EXPECT_EQ(t.judge("libcudart.so.9", uncovered).kind, TorchVerdict::Kind::provided);
+  const TorchVerdict v = t.judge("libcudart.so.8", uncovered);
+  ASSERT_EQ(v.kind, TorchVerdict::Kind::mismatch);
+  EXPECT_NE(v.reason.find("provides libcudart.so.9"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("cu8x variant"), std::string::npos) << v.reason;
+  // libcudnn's did not: the majors seen in the data are accepted.
+  EXPECT_EQ(t.judge("libcudnn.so.5", uncovered).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudnn.so.9", uncovered).kind, TorchVerdict::Kind::absent);
+  EXPECT_TRUE(t.coverage_gaps({"rocm", "1.1", 6}).empty());
+  EXPECT_EQ(t.judge("libamdhip64.so.6", {"rocm", "1.1", 6}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libamdhip64.so.5", {"rocm", "1.1", 6}).kind, TorchVerdict::Kind::mismatch);
+}
+
+TEST(TorchProvidedDecision, SonameFamily) {
+  EXPECT_EQ(soname_family("libcudart.so.12"), (std::pair<std::string, std::string>{"libcudart.so", "12"}));
+  EXPECT_EQ(soname_family("libc10.so"), (std::pair<std::string, std::string>{"libc10.so", ""}));
+  EXPECT_EQ(soname_family("libnvrtc-builtins.so.13.0"), (std::pair<std::string, std::string>{"libnvrtc-builtins.so", "13.0"}));
+  EXPECT_EQ(soname_family("libnvrtc.alt.so.13"), (std::pair<std::string, std::string>{"libnvrtc.alt.so", "13"}));
+  EXPECT_EQ(soname_family("libfoo.so.x"), (std::pair<std::string, std::string>{"libfoo.so.x", ""}));
 }
 
 TEST(TorchProvidedData, MatchesByPatternAndBackendInFileOrder) {
@@ -216,7 +359,10 @@ TEST(TorchProvidedData, MatchesByPatternAndBackendInFileOrder) {
 TEST(TorchProvidedData, MalformedFilesAreInputErrorsNamingTheOrigin) {
   for (const char* text : {"[", R"({})", R"({"libraries": [{"pattern": "x", "backends": ["any"]}]})",
                            R"({"libraries": [{"pattern": "x", "backends": "any", "reason": "r"}]})",
-                           R"({"libraries": [{"pattern": "x", "backends": ["any"], "reason": ""}]})"}) {
+                           R"({"libraries": [{"pattern": "x", "backends": ["any"], "reason": ""}]})",
+                           R"({"libraries": [], "torch": [{"minor": "1.0", "version": "1.0.0", "wheel": "w", "sha256": "s", "cuda": "7.5",
+                                "torch_lib": {"any": [], "cuda": []}}]})",
+                           R"({"libraries": [], "cuda": [{"major": 7, "packages": []}]})"}) {
     const std::string msg = error_of([&] { TorchProvided::parse(text, "torch.json"); }, ErrorKind::input);
     EXPECT_TRUE(msg.starts_with("torch.json")) << text << "\n" << msg;
   }

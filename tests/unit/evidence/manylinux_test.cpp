@@ -117,10 +117,10 @@ TEST(PolicyData, TorchProvidedMatching) {
   const TorchProvided& t = TorchProvided::builtin();
   ASSERT_NE(t.match("libtorch.so", "cpu"), nullptr);
   EXPECT_FALSE(t.match("libtorch.so", "cpu")->reason.empty());
-  EXPECT_NE(t.match("libcudart.so.12", "cuda"), nullptr);
-  EXPECT_NE(t.match("libcudart.so.13", ""), nullptr);
-  EXPECT_EQ(t.match("libcudart.so.12", "cpu"), nullptr);
-  EXPECT_NE(t.match("libcudnn_ops.so.9", "cuda"), nullptr);
+  EXPECT_EQ(t.judge("libcudart.so.12", {"cuda", "", 0}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudart.so.13", {"", "", 0}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libcudart.so.12", {"cpu", "", 0}).kind, TorchVerdict::Kind::absent);
+  EXPECT_EQ(t.judge("libcudnn_ops.so.9", {"cuda", "2.15", 13}).kind, TorchVerdict::Kind::provided);
   EXPECT_NE(t.match("libamdhip64.so.6", "rocm"), nullptr);
   EXPECT_EQ(t.match("libamdhip64.so.6", "cuda"), nullptr);
   EXPECT_EQ(t.match("libpng16.so.16", ""), nullptr);
@@ -284,6 +284,48 @@ TEST(PolicyDecision, TorchProvidedLibrariesAreAccepted) {
   r = assess({kernel}, cpu);
   EXPECT_TRUE(lists(r.external, "libcudart.so.12"));
   EXPECT_TRUE(lists(r.torch_provided, "libtorch.so"));
+}
+
+TEST(PolicyDecision, AnotherCudaMajorThanTheVariantsTorchIsOneProblemPerObject) {
+  TempDir d;
+  build_c(d, "libcudart.so.12", "void cudaMalloc(void) {}\n", "-Wl,-soname,libcudart.so.12");
+  const auto kernel = build_c(d, "_C.so", "void cudaMalloc(void);\nvoid op(void) { cudaMalloc(); }\n",
+                              "-L. -l:libcudart.so.12 -Wl,--no-as-needed");
+  auto cu130 = x86();
+  cu130.torch_minor = "2.10";
+  cu130.backend_major = 13;
+  cu130.variant = "torch2.10.cu130";
+  std::vector<ElfInfo> infos{read_elf(kernel)};
+  infos.front().name = "xformers/_C.so";  // the member path, as the build names it
+  auto r = assess_manylinux(infos, cu130);
+  ASSERT_EQ(r.problems.size(), 1u) << joined(r.problems);
+  const std::string& line = r.problems.front();
+  EXPECT_TRUE(line.starts_with("xformers/_C.so needs libcudart.so.12, but in torch2.10.cu130, torch 2.10 with CUDA 13 provides libcudart.so.13"))
+      << line;
+  EXPECT_NE(line.find("rebuild it against CUDA 13 or put it in a cu12x variant"), std::string::npos) << line;
+  EXPECT_TRUE(lists(r.mismatched, "libcudart.so.12"));
+  EXPECT_TRUE(r.external.empty());
+  EXPECT_TRUE(r.warnings.empty()) << joined(r.warnings);
+  EXPECT_THROW(decide_manylinux(infos, cu130), Error);
+
+  cu130.allowed_external = {"libcudart.so.12"};  // the user vouches for it
+  r = assess_manylinux(infos, cu130);
+  EXPECT_TRUE(r.ok()) << joined(r.problems);
+  EXPECT_TRUE(lists(r.allowed_external, "libcudart.so.12"));
+
+  auto cu128 = x86();
+  cu128.torch_minor = "2.8";
+  cu128.backend_major = 12;
+  r = assess_manylinux(infos, cu128);
+  EXPECT_TRUE(r.ok()) << joined(r.problems);
+  EXPECT_TRUE(lists(r.torch_provided, "libcudart.so.12"));
+
+  auto future = cu128;
+  future.torch_minor = "2.99";
+  r = assess_manylinux(infos, future);
+  EXPECT_TRUE(r.ok()) << joined(r.problems);
+  ASSERT_EQ(r.warnings.size(), 1u) << joined(r.warnings);
+  EXPECT_NE(r.warnings.front().find("not 2.99"), std::string::npos) << r.warnings.front();
 }
 
 TEST(PolicyDecision, LibrariesOfTheVariantAreInternal) {
