@@ -14,8 +14,7 @@ apache-tvm-ffi wheels on PyPI. Without network every test here skips, saying so.
   `-res-usage` and `-sass` included.
 * The manylinux verdict on each wheel against `auditwheel show` (6.8.2).
 * Each finding of issue #32 rebuilt from real objects, asserting what the
-  issue demands. Fixes land from other branches; until they are merged here
-  those tests are strict xfails naming the branch (the lead removes the marks).
+  issue demands.
 """
 
 from __future__ import annotations
@@ -41,10 +40,6 @@ SEEDS = sorted((ROOT / "tests" / "fuzz" / "seeds" / "fatbin").glob("*.fatbin"))
 ROCM = [(p, m) for p, m in rb.OBJECTS if "_rocm" in m]
 NOT_ROCM = [(p, m) for p, m in rb.OBJECTS if "_rocm" not in m]
 KERNEL_ID = "_realbin_0123abc"  # the op library's name, which metadata.json's id must match
-
-
-def xfail(item: int, branch: str):
-    return pytest.mark.xfail(strict=True, reason=f"#32 item {item}: fix lands from branch {branch}")
 
 
 # What cuobjdump cannot read. Its 13.4 and 13.5 releases stop on this object
@@ -157,8 +152,7 @@ def test_gpu_script_on_the_corpus(kwheel_bin, cuobjdump, tmp_path):
 EXTERNAL_DIFFERENCES = {"torchvision": {"libcudart.so.13"}}
 
 
-@pytest.mark.parametrize("project", [pytest.param(p, marks=xfail(1, "h-zstd")) if p == "bitsandbytes" else p
-                                     for p in rb.PROJECTS])
+@pytest.mark.parametrize("project", rb.PROJECTS)
 def test_manylinux_verdict_agrees_with_auditwheel(kwheel_bin, venv_bin, tmp_path, project):
     whl = rb.wheel(project)
     # --ldpaths on an empty folder: auditwheel judges the wheel's own objects,
@@ -207,7 +201,6 @@ CU130 = "torch210-cxx11-cu130-x86_64-linux"
 CU128 = "torch29-cxx11-cu128-x86_64-linux"
 
 
-@xfail(1, "h-zstd")
 @pytest.mark.parametrize("project,member", ROCM, ids=[rb.object_id(*o) for o in ROCM])
 def test_item1_rocm_zstd_bundles_are_read(kwheel_bin, project, member):
     """bitsandbytes' ROCm objects (zstd CCOB v2 and v3 bundles): inspect reads
@@ -220,7 +213,6 @@ def test_item1_rocm_zstd_bundles_are_read(kwheel_bin, project, member):
     assert sorted({g.split(":")[0] for o in doc["gpu"]["objects"] for g in o["gfx"]}) == expected
 
 
-@xfail(2, "h-soname")
 def test_item2_libcudart12_object_refused_in_a_cu130_variant(kwheel_bin, tmp_path):
     """xformers' _C.so needs libcudart.so.12; cu130 torch provides libcudart.so.13."""
     rc, report, stderr = build_variant(kwheel_bin, tmp_path, CU130, {f"{KERNEL_ID}.abi3.so": rb.obj(*XFORMERS)},
@@ -240,7 +232,6 @@ def torchao_pair() -> dict[str, Path]:
     return {f"{KERNEL_ID}.abi3.so": ao(CUTLASS_90A), "_C_mxfp8.abi3.so": ao(MXFP8)}
 
 
-@xfail(3, "h-arch")
 def test_item3_declared_archs_are_the_union_of_the_objects(kwheel_bin, tmp_path):
     """torchao's sm_90a-only object beside its sm_100 + compute_120 one: the
     honest declaration ["9.0a", "10.0", "12.0+PTX"] is accepted."""
@@ -254,7 +245,6 @@ def test_item3_control_an_arch_no_object_carries_is_refused(kwheel_bin, tmp_path
     assert "8.0" in report["error"], report["error"]
 
 
-@xfail(4, "h-arch")
 def test_item4_refusal_counts_repeated_entries(kwheel_bin, tmp_path):
     """xformers' _C.so carries 44 entries, 11 each of four targets; a refusal
     naming what it carries says each target once, in a short line."""
@@ -266,7 +256,6 @@ def test_item4_refusal_counts_repeated_entries(kwheel_bin, tmp_path):
     assert len(error) < 400, (len(error), error)
 
 
-@xfail(6, "h-arch")
 def test_item6_objects_of_one_name_are_told_apart_by_path(kwheel_bin, tmp_path):
     """sgl-kernel's layout, sm90/common_ops.abi3.so and sm100/common_ops.abi3.so,
     rebuilt from torchao's objects: reports name each by its path in the package."""
@@ -285,7 +274,6 @@ def test_item6_objects_of_one_name_are_told_apart_by_path(kwheel_bin, tmp_path):
     assert len(set(gpu)) == 3 and any(f.endswith("sm90/common_ops.abi3.so") for f in gpu), gpu
 
 
-@xfail(7, "h-probe (wt-probe)")
 def test_item7_a_cpython_310_object_is_not_packed_as_abi3_silently(kwheel_bin, tmp_path):
     """torchao's _C_mxfp8.cpython-310-x86_64-linux-gnu.so: refused, or the
     wheel is tagged for CPython 3.10, not cp39-abi3."""
