@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -355,6 +356,33 @@ def test_a_mirror_under_a_path_prefix_gives_the_same_bytes(hub, store, tmp_path)
     (w,) = [H.read_wheel(p) for p in (tmp_path / "direct" / "dist").glob("*.whl")]
     assert w.meta("Project-URL")[-1] == f"Hub revision, https://huggingface.co/kernels/{RELU}/tree/{commit}"
     assert "127.0.0.1" not in "".join(v for _, v in w.metadata)
+
+
+def test_one_failed_variant_leaves_the_others_not_written_and_comes_first(hub, store, tmp_path):
+    """Issue #33: all or nothing is right, but the table said `built` for wheels it then did not
+    write. The failed variant comes first with its reason; the others say `not written`."""
+    repo = f"{ORG}/half"
+    files = {}
+    for variant in ("torch-cpu", "torch-cuda", "torch-universal"):
+        files.update(kr.variant_tree(variant, layout="flat", name="half", version=1, files=kr.demo_package("half", variant)))
+    files["build/torch-cuda/__init__.py"] += b"# changed after metadata.json was hashed\n"
+    kr.make_kernel_repo(store["root"], repo, {1: files})
+    r = build(hub, tmp_path, repo, json_out=False)
+    assert r.returncode == 3, str(r)
+    rows = r.stdout.splitlines()
+    assert rows[0].split() == ["VARIANT", "STATUS", "WHEEL", "/", "REASON"], r.stdout
+    assert rows[1].split()[:2] == ["torch-cuda", "failed"] and "digest" in rows[1], r.stdout
+    body = [ln for ln in rows[2:] if not ln.startswith(" ")]
+    assert sorted(ln.split()[0] for ln in body) == ["torch-cpu", "torch-universal"], r.stdout
+    for ln in body:
+        assert re.match(r"^torch-\S+ +not written +half-1\.\d+\S*\.whl ", ln), ln
+    assert not re.search(r"^\S+ +built ", r.stdout, re.M), r.stdout
+    assert "no wheel was written" in r.stderr
+    assert not (tmp_path / "dist").exists()
+    r = build(hub, tmp_path, repo)
+    assert r.returncode == 3 and r.json["committed"] is False, str(r)
+    written = {v["variant"]: v.get("written") for v in r.json["variants"]}
+    assert written == {"torch-cuda": None, "torch-cpu": False, "torch-universal": False}, written
 
 
 def test_two_kernel_depends_of_one_name_are_refused(hub, store, tmp_path):
