@@ -358,6 +358,42 @@ def test_a_mirror_under_a_path_prefix_gives_the_same_bytes(hub, store, tmp_path)
     assert "127.0.0.1" not in "".join(v for _, v in w.metadata)
 
 
+def test_a_proxy_without_the_commits_api_names_the_request_and_the_ways_on(hub, store, tmp_path):
+    """Issue #33: a mirror that serves refs, tree and resolve but not /api/kernels/{repo}/commits/{rev}.
+    The wheel version N.B needs the history length B, and no history-free version would give the
+    commit the Hub build's bytes: the build stops before downloading, with one line naming the
+    request, its status and the two ways on (docs/wheel-naming.md). Both ways give the very bytes of
+    the build through the Hub."""
+    direct = build(hub, tmp_path / "direct", RELU, "--name-prefix", "acme-")
+    assert direct.returncode == 0, str(direct)
+    commit = direct.json["source"]["commit"]
+    (version,) = {v["version"].split("+")[0] for v in direct.json["variants"]}
+    with hubfix.hub_server(store["root"], path_prefix=MIRROR_PREFIX, no_commits_api=True) as proxy:
+        r = build(proxy, tmp_path / "proxy", RELU, "--name-prefix", "acme-", json_out=False)
+        assert r.returncode == 5, str(r)
+        (line,) = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: error: ")]
+        url = f"{proxy.endpoint}/api/kernels/{RELU}/commits/{commit}"
+        for part in (f"GET {url} answered HTTP 404 (RepoNotFound)", f"{commit[:12]} of '{RELU}'", "commit-history API",
+                     "--wheel-version", "same cache", "docs/wheel-naming.md"):
+            assert part in line, (part, line)
+        assert "was not found or is not accessible" not in line, line
+        assert proxy.log(kind="commits") and not proxy.log(kind="resolve"), "it downloaded before refusing"
+        assert not (tmp_path / "proxy" / "dist").exists()
+        r = build(proxy, tmp_path / "proxy", RELU, "--name-prefix", "acme-")
+        assert r.returncode == 5 and r.json["error"] == line.removeprefix("kwheel: error: "), str(r)
+
+        # The first way: --wheel-version, the version the Hub build gave this commit.
+        via = build(proxy, tmp_path / "proxy-version", RELU, "--name-prefix", "acme-", "--wheel-version", version)
+        assert via.returncode == 0, str(via)
+        # The second: the same cache as a build through the Hub, which keeps the history length.
+        proxy.clear_log()
+        cached = build(proxy, tmp_path / "proxy-cached", RELU, "--name-prefix", "acme-", home=str(tmp_path / "direct" / "home"))
+        assert cached.returncode == 0, str(cached)
+        assert proxy.log(kind="commits") == []
+    shas = H.dir_shas(tmp_path / "direct" / "dist")
+    assert shas and shas == H.dir_shas(tmp_path / "proxy-version" / "dist") == H.dir_shas(tmp_path / "proxy-cached" / "dist")
+
+
 def test_one_failed_variant_leaves_the_others_not_written_and_comes_first(hub, store, tmp_path):
     """Issue #33: all or nothing is right, but the table said `built` for wheels it then did not
     write. The failed variant comes first with its reason; the others say `not written`."""
