@@ -20,7 +20,8 @@ constexpr const char* kExitCodes =
     "5 not found (repo, revision, version); 6 authentication/authorisation; 7 local I/O (disk full,\n"
     "permissions); 8 validation failed (validate; verify: a file against RECORD or metadata.json's digest,\n"
     "or a signature that does not verify); 9 policy refused it (platform evidence, untrusted publisher;\n"
-    "verify: no trusted signer vouches for it, without --allow-unsigned).";
+    "verify: no trusted signer vouches for it, without --allow-unsigned); 10 validate tested nothing (every\n"
+    "wheel SKIP: no torch or GPU here fits them), without --allow-skip.";
 
 // With --json, every outcome is one JSON document on stdout, even a
 // command line that did not parse (so the flag is looked for by hand).

@@ -58,31 +58,43 @@ std::string human_size(uint64_t n) {
   return s.str();
 }
 
-void print_table(const BuildReport& report) {
+// A built variant's wheel, and what else the build says about it.
+void print_built(const VariantResult& v, size_t w) {
+  std::cout << v.wheel.filename().string() << " (" << human_size(v.size) << (v.reused ? ", unchanged" : "") << ")";
+  const std::string indent(w + 15, ' ');
+  if (v.platform && !v.platform->reason.empty()) std::cout << "\n" << indent << "tag " << v.platform->platform_tag << ": " << v.platform->reason;
+  if (!v.ignored.empty()) std::cout << "\n" << indent << "left out (" << v.layout << " layout): " << join(v.ignored, ", ");
+  std::cout << "\n" << indent << v.signature.describe();
+}
+
+// Failed variants first (what to fix), then the others. When the run
+// wrote nothing (all or nothing: one failure anywhere), a variant that
+// built is "not written": its wheel is not in --out.
+void print_table(const BuildReport& report, bool committed) {
+  using S = VariantResult::Status;
   size_t w = 7;
   for (const auto& v : report.variants) w = std::max(w, v.variant.size());
-  std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "VARIANT" << std::setw(9) << "STATUS" << "WHEEL / REASON\n";
-  for (const auto& v : report.variants) {
-    std::cout << std::setw(static_cast<int>(w) + 2) << v.variant << std::setw(9) << status_name(v.status);
-    if (v.status == VariantResult::Status::built) {
-      std::cout << v.wheel.filename().string() << " (" << human_size(v.size) << (v.reused ? ", unchanged" : "") << ")";
-      const std::string indent(w + 11, ' ');
-      if (v.platform && !v.platform->reason.empty())
-        std::cout << "\n" << indent << "tag " << v.platform->platform_tag << ": " << v.platform->reason;
-      if (!v.ignored.empty())
-        std::cout << "\n" << indent << "left out (" << v.layout << " layout): " << join(v.ignored, ", ");
-      std::cout << "\n" << indent << v.signature.describe();
-    }
-    else if (v.status == VariantResult::Status::failed)
-      std::cout << v.error;
-    else
-      std::cout << (v.error.empty() ? "not selected by --variant" : v.error);
+  std::vector<const VariantResult*> rows;
+  for (const auto& v : report.variants) rows.push_back(&v);
+  std::stable_partition(rows.begin(), rows.end(), [](const VariantResult* v) { return v->status == S::failed; });
+  std::cout << std::left << std::setw(static_cast<int>(w) + 2) << "VARIANT" << std::setw(13) << "STATUS" << "WHEEL / REASON\n";
+  for (const VariantResult* v : rows) {
+    const bool unwritten = v->status == S::built && !committed;
+    std::cout << std::setw(static_cast<int>(w) + 2) << v->variant << std::setw(13) << (unwritten ? "not written" : status_name(v->status));
+    if (unwritten) std::cout << v->wheel.filename().string() << " (built, then discarded with the rest: another variant failed)";
+    else if (v->status == S::built) print_built(*v, w);
+    else if (v->status == S::failed) std::cout << v->error;
+    else std::cout << (v->error.empty() ? "not selected by --variant" : v->error);
     std::cout << "\n";
   }
 }
 
-nlohmann::json kernel_json(const KernelBuild& kb) {
+// Each built variant says whether its wheel is in --out ("written"):
+// none is when any variant of the run failed.
+nlohmann::json kernel_json(const KernelBuild& kb, bool committed) {
   auto j = to_json(kb.staged.report);
+  for (auto& v : j["variants"])
+    if (v["status"] == "built") v["written"] = committed;
   j["source"] = kb.source.describe();
   if (kb.source.is_hub) {
     const auto& stats = kb.source.client->stats();
@@ -95,14 +107,14 @@ void report(const PipelineResult& result, bool many, const std::string& out_dir,
   const bool committed = result.committed;
   if (out.json) {
     if (!many) {
-      auto j = kernel_json(*result.kernels.front());
+      auto j = kernel_json(*result.kernels.front(), committed);
       j["committed"] = committed;
       out.emit_json(j);
       return;
     }
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto& kb : result.kernels) {
-      kernels.push_back(kernel_json(*kb));
+      kernels.push_back(kernel_json(*kb, committed));
       kernels.back()["committed"] = committed;
     }
     out.emit_json({{"ok", committed}, {"committed", committed}, {"kernels", kernels}});
@@ -111,7 +123,7 @@ void report(const PipelineResult& result, bool many, const std::string& out_dir,
   for (const auto& kb : result.kernels) {
     const ResolvedSource& src = kb->source;
     if (many) std::cout << "== " << src.location << (src.is_hub ? " @ " + src.resolution->commit.substr(0, 12) : "") << "\n";
-    print_table(kb->staged.report);
+    print_table(kb->staged.report, committed);
   }
   if (committed) out.info("wrote " + std::to_string(result.wheels_built()) + " wheel(s) to " + out_dir + "/");
   else out.warn("no wheel was written: fix the variants marked failed (or select others with --variant)");

@@ -70,16 +70,20 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
       ->capture_default_str();
   sub->add_flag("--keep-env", args->options.keep_env, "Keep each test environment (its path is in the report)");
+  sub->add_flag("--allow-skip", args->options.allow_skip,
+                "Exit 0 when every wheel is SKIP (nothing fits this torch or device); without it such a run exits 10");
   sub->add_option("--timeout", args->timeout, "Seconds allowed per pip install and per check")->capture_default_str();
   add_output_flags(sub, out);
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
     const auto wheels = wheel_files(args->inputs);
     const ValidationRun run = validate_wheels(wheels, args->options, validate_feedback(out));
-    const std::size_t failed = run.count(ValidationResult::Status::fail);
+    exit_code = run.exit_code();
     if (out.json) out.emit_json(to_json(run));
-    else out.info("summary: " + std::to_string(run.count(ValidationResult::Status::pass)) + " PASS, " + std::to_string(failed) + " FAIL, " + std::to_string(run.count(ValidationResult::Status::skip)) + " SKIP");
-    exit_code = failed ? static_cast<int>(ErrorKind::validation) : 0;
+    // A run that tested nothing says why it exits non-zero even with -q:
+    // the exit code alone does not tell a skipped run from a broken one.
+    else if (run.outcome() == ValidationRun::Outcome::untested && !run.ok()) std::cerr << "kwheel: error: summary: " << run.summary() << "\n";
+    else out.info("summary: " + run.summary());
   });
 }
 

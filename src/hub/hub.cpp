@@ -186,6 +186,28 @@ std::string HubClient::repo_type_note() const {
   return repo_id_ + " is a model repo, not a kernel repo: kernels >= 0.14 loads only kernel repos, so republish it as one (built as a model repo)";
 }
 
+// The repo and its commit were found before the history is asked for: a
+// "not found" (or "not implemented") answer here means the endpoint does
+// not serve the commits API, as some proxies serve refs, tree and resolve
+// only. No history-free version is the same as N.B (docs/wheel-naming.md),
+// so the build stops, naming the request and the two ways on.
+[[noreturn]] void HubClient::throw_for_history(const HttpResponse& r, const std::string& what, const std::string& commit) {
+  std::optional<Error> error;
+  try {
+    throw_for(r, what);
+  } catch (const Error& e) {
+    error = e;
+  }
+  if (error->kind() != ErrorKind::not_found && r.status != 405 && r.status != 501) throw *error;
+  const std::string code = r.header("x-error-code");
+  std::string line = "the wheel version needs the number of commits in the history of " + commit.substr(0, 12) + " of '" + repo_id_ + "', but GET " +
+                     display_url(r.url) + " answered HTTP " + std::to_string(r.status);
+  if (!code.empty()) line.append(" (").append(code).append(")");
+  line.append(": ").append(display_url(config_.endpoint)).append(" does not serve the Hub's commit-history API (some proxies do not). ");
+  line.append("Build this commit once through the Hub with the same cache (the count is kept there), or pass --wheel-version with the version the Hub build gives it (docs/wheel-naming.md)");
+  throw Error(ErrorKind::not_found, line);
+}
+
 uint64_t HubClient::history_length(const std::string& commit) {
   if (auto n = cache_.load_history_length(commit)) return *n;
   if (config_.offline)
@@ -199,7 +221,7 @@ uint64_t HubClient::history_length(const std::string& commit) {
   for (;;) {
     pages.visit(url);
     HttpResponse r = http_.get(url);
-    if (r.status != 200) throw_for(r, what);
+    if (r.status != 200) throw_for_history(r, what, commit);
     std::optional<json> j = parse_hub_json(r.body, display_url(url));
     if (!j || !j->is_array()) throw Error(ErrorKind::network, what + ": the answer is not a JSON array; is --endpoint a Hugging Face Hub?");
     if (pages.count() == 1 && (j->empty() || !(*j)[0].is_object() || !(*j)[0].contains("id") || (*j)[0]["id"] != commit))

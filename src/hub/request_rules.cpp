@@ -9,7 +9,16 @@
 
 namespace kwheel {
 
-bool retryable_status(long s) { return s == 429 || s == 408 || (s >= 500 && s <= 599); }
+// 5xx answers are retried, except those that say the request itself can
+// never succeed there: 501 Not Implemented, 505 HTTP Version Not Supported,
+// 506 Variant Also Negotiates, 507 Insufficient Storage (a full disk does
+// not clear within the back-off), 508 Loop Detected, 510 Not Extended, 511
+// Network Authentication Required (a captive portal).
+bool retryable_status(long s) {
+  if (s == 429 || s == 408) return true;
+  if (s < 500 || s > 599) return false;
+  return s != 501 && s != 505 && s != 506 && s != 507 && s != 508 && s != 510 && s != 511;
+}
 bool redirect_status(long s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
 
 std::chrono::milliseconds backoff_for(const HttpOptions& o, unsigned attempt, const std::string& retry_after) {

@@ -189,7 +189,8 @@ Repository resolve_repository(const RepositorySources& src) {
     const std::string path = explicit_file ? expand_user(src.config_file) : home_config();
     std::string text;
     std::error_code ec;
-    if (fs::exists(path, ec)) {
+    const bool file_exists = fs::exists(path, ec);
+    if (file_exists) {
       std::ifstream in(path, std::ios::binary);
       std::ostringstream ss;
       ss << in.rdbuf();
@@ -200,6 +201,9 @@ Repository resolve_repository(const RepositorySources& src) {
     }
     auto repos = pypirc_repositories(parse_ini(text, path));
     auto it = repos.find(*src.repository);
+    if (it == repos.end() && !file_exists)
+      throw Error(ErrorKind::input, "repository '" + *src.repository + "' (--repository, TWINE_REPOSITORY) names a section of a .pypirc, and there is no '" + path + "'; create it with [distutils] index-servers = " +
+                                        *src.repository + " and a [" + *src.repository + "] section (repository, username), or pass --repository-url URL (or --config-file PATH)");
     if (it == repos.end()) {
       std::string known;
       for (const auto& [name, _] : repos) known += (known.empty() ? "" : ", ") + name;
@@ -295,6 +299,8 @@ std::string server_message(const std::string& reason, const std::string& body) {
   std::string text = body;
   if (ascii_lower(body).find("<html") != std::string::npos || ascii_lower(body).find("<!doctype") != std::string::npos) {
     text = inner_of(body, "pre");
+    // bottle (pypiserver) prints an abort() without a message as <pre>None</pre>.
+    if (trim(text) == "None") text.clear();
     if (trim(text).empty()) text = inner_of(body, "h1");
     if (trim(text).empty()) text = inner_of(body, "title");
     text = html_unescape(tags_to_spaces(text));
@@ -391,6 +397,15 @@ void skip_if_same_bytes(UploadResult& r, const Repository& repo, const PublishOp
   r.message = "already on the index with the same bytes (sha256 compared on " + copy.page + "), skipped" + retried;
 }
 
+// Whether the server's message says no more than the status line
+// ("Forbidden", "Error: 403 Forbidden"): then it is left out.
+bool restates_status(const std::string& said, long status, const std::string& reason) {
+  std::string s = ascii_lower(trim(said));
+  if (s.starts_with("error:")) s = trim(s.substr(6));
+  const std::string r = ascii_lower(trim(reason));
+  return s.empty() || s == r || s == std::to_string(status) || s == std::to_string(status) + " " + r;
+}
+
 // What the index's answer to one upload means, as twine reads it.
 void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& repo, const PublishOptions& o, const HttpOptions& http,
                  const std::optional<std::string>& simple_index) {
@@ -401,7 +416,7 @@ void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& re
   // credential goes before the password's own forms break it up.
   const std::string said = server_message(resp.reason, repo.password.redact(redact_secrets(resp.body)));
   const std::string status = "HTTP " + std::to_string(resp.status) + (resp.reason.empty() ? "" : " " + trim(resp.reason));
-  const std::string detail = said.empty() ? "" : ": " + said;
+  const std::string detail = restates_status(said, resp.status, resp.reason) ? "" : ": " + said;
   if (resp.status >= 200 && resp.status < 300 && ascii_lower(resp.reason + " " + said).find("identical") != std::string::npos) {
     // devpi: "200 Upload of identical file to non volatile index." The
     // index compared the bytes itself: nothing new was stored.
@@ -419,14 +434,17 @@ void read_answer(UploadResult& r, const HttpResponse& resp, const Repository& re
                                                  "; an index keeps published files unchanged: pass --skip-existing to accept the copy there, or publish a new version");
     }
   } else if (resp.status == 401 || resp.status == 403) {
+    r.index_refused = true;
     fail_result(r, repo, ErrorKind::auth, repo.username.empty()
                                               ? repo.url + " wants credentials (" + status + "); pass --username and TWINE_PASSWORD (or --password), or use a .pypirc section"
                                               : repo.url + " refused the credentials of user '" + repo.username + "' (" + status + detail +
                                                     "); check the password or token for " + repo.described);
   } else if (resp.status >= 300 && resp.status < 400) {
+    r.index_refused = true;
     fail_result(r, repo, ErrorKind::usage, repo.url + " answered " + status + " to " + display_url(resp.header("location")) +
                                                "; uploads are not redirected (credentials stay with the URL you gave): pass the final upload URL as --repository-url");
-  } else if (resp.status == 404 || resp.status == 405) {
+  } else if (resp.status == 404 || resp.status == 405 || resp.status == 501) {
+    r.index_refused = true;
     fail_result(r, repo, ErrorKind::not_found, "no upload endpoint at " + repo.url + " (" + status + detail +
                                                    "); check --repository-url (pypiserver: the server root /, devpi: /USER/INDEX/, PyPI: /legacy/)");
   } else {
@@ -469,13 +487,23 @@ std::vector<UploadResult> publish(const std::vector<fs::path>& wheels, const Rep
   prepare(wheels, results, forms);
   const std::optional<std::string> simple_index = simple_index_of(repo, o);
   const HttpOptions http = upload_http_options(repo, o);
+  if (results.empty()) return results;
+  // The first file goes alone: wrong credentials or a wrong URL are one
+  // error, not one per file, and nothing else is sent to such an index.
+  upload_one(results[0], forms[0], repo, o, http, simple_index);
+  if (const UploadResult& first = results[0]; first.index_refused)
+    throw Error(static_cast<ErrorKind>(first.exit_code),
+                first.message + (results.size() > 1 ? "; none of the " + std::to_string(results.size()) + " files was uploaded" : ""));
   std::mutex done_mutex;
-  run_parallel(results.size(), o.jobs, [&](size_t i) {
-    upload_one(results[i], forms[i], repo, o, http, simple_index);
-    if (on_done) {
-      std::lock_guard lock(done_mutex);
-      on_done(results[i]);
-    }
+  auto done = [&](size_t i) {
+    if (!on_done) return;
+    std::lock_guard lock(done_mutex);
+    on_done(results[i]);
+  };
+  done(0);
+  run_parallel(results.size() - 1, o.jobs, [&](size_t i) {
+    upload_one(results[i + 1], forms[i + 1], repo, o, http, simple_index);
+    done(i + 1);
   });
   return results;
 }

@@ -322,6 +322,38 @@ std::size_t ValidationRun::count(ValidationResult::Status status) const {
   return static_cast<std::size_t>(std::count_if(results.begin(), results.end(), [&](const ValidationResult& r) { return r.status == status; }));
 }
 
+ValidationRun::Outcome ValidationRun::outcome() const {
+  if (count(Status::fail)) return Outcome::failed;
+  return count(Status::pass) ? Outcome::passed : Outcome::untested;
+}
+
+int ValidationRun::exit_code() const {
+  if (ok()) return 0;
+  return static_cast<int>(outcome() == Outcome::failed ? ErrorKind::validation : ErrorKind::untested);
+}
+
+std::string ValidationRun::summary() const {
+  const std::size_t failed = count(Status::fail);
+  std::string line = std::to_string(count(Status::pass)) + " PASS, " + std::to_string(failed) + " FAIL, " + std::to_string(count(Status::skip)) + " SKIP: ";
+  switch (outcome()) {
+    case Outcome::failed:
+      return line.append(std::to_string(failed)).append(failed == 1 ? " wheel failed" : " wheels failed");
+    case Outcome::passed:
+      return line.append("every wheel that could run here passed");
+    case Outcome::untested:
+      break;
+  }
+  line.append("nothing was tested, every wheel was skipped (no torch or device here fits them)");
+  return allow_skip ? line.append("; accepted with --allow-skip")
+                    : line.append("; pass --python with a torch that fits, run where the device is, or --allow-skip to accept this");
+}
+
+const char* outcome_name(ValidationRun::Outcome o) {
+  using O = ValidationRun::Outcome;
+  static constexpr EnumName<O> names[] = {{O::failed, "failed"}, {O::passed, "passed"}, {O::untested, "untested"}};
+  return enum_name(o, names).data();
+}
+
 ValidationRun validate_wheels(const std::vector<fs::path>& wheels, ValidateOptions options, const ValidateFeedback& feedback) {
   const InterpreterInfo interp = probe_interpreter(options.python);
   return validate_wheels(wheels, interp, std::move(options), feedback);
@@ -338,7 +370,7 @@ ValidationRun validate_wheels(const std::vector<fs::path>& wheels, const Interpr
     }
   }
   feedback.info("validating " + std::to_string(wheels.size()) + " wheel(s) with " + describe(interp));
-  ValidationRun run{interp, o.cuda_device, {}};
+  ValidationRun run{interp, o.cuda_device, {}, o.allow_skip};
   for (const auto& w : wheels) {
     if (feedback.on_start) feedback.on_start(w);
     run.results.push_back(validate_wheel(w, interp, o));
@@ -352,11 +384,13 @@ json to_json(const ValidationRun& run) {
   for (const auto& r : run.results) wheels.push_back(to_json(r));
   json interp = run.interpreter.raw;
   if (const auto& d = run.cuda_device) interp["cuda_device"] = {{"capability", d->capability.capability()}, {"name", d->name}};
-  const std::size_t failed = run.count(Status::fail);
-  return json{{"ok", failed == 0},
+  return json{{"ok", run.ok()},
+              {"outcome", outcome_name(run.outcome())},
+              {"allow_skip", run.allow_skip},
+              {"summary", run.summary()},
               {"interpreter", interp},
               {"passed", run.count(Status::pass)},
-              {"failed", failed},
+              {"failed", run.count(Status::fail)},
               {"skipped", run.count(Status::skip)},
               {"wheels", wheels}};
 }

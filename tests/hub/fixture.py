@@ -230,9 +230,10 @@ class HubServer:
     def __init__(self, root, *, token: str | list[str] | None = None, page_size: int | None = None,
                  lfs_threshold: int | None = None, cdn_host: str | None = None, extra_args=(),
                  startup_timeout: float = 30.0, tls: tuple[str, str, str] | None = None,
-                 commits_page_size: int | None = None, path_prefix: str = ""):
+                 commits_page_size: int | None = None, path_prefix: str = "", no_commits_api: bool = False):
         """tls: (certificate, key, CA file) to serve HTTPS; the control API then trusts the CA file.
-        path_prefix: serve the Hub below this path, as a mirror does; .endpoint then ends with it."""
+        path_prefix: serve the Hub below this path, as a mirror does; .endpoint then ends with it.
+        no_commits_api: answer the commits listing 404 RepoNotFound, as a proxy without that route does."""
         self.root = Path(root)
         self.tokens = [token] if isinstance(token, str) else list(token or [])
         self.page_size = page_size
@@ -241,6 +242,7 @@ class HubServer:
         self.cdn_host = cdn_host
         self.extra_args = list(extra_args)
         self.path_prefix = path_prefix
+        self.no_commits_api = no_commits_api
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
         self.endpoint = self.cdn = ""
@@ -268,6 +270,8 @@ class HubServer:
             cmd += ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])]
         if self.path_prefix:
             cmd += ["--path-prefix", self.path_prefix]
+        if self.no_commits_api:
+            cmd += ["--no-commits-api"]
         cmd += self.extra_args
         self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)

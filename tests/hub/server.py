@@ -456,6 +456,7 @@ class State:
         self.secret = secrets.token_bytes(32)
         self.hub_url = ""
         self.path_prefix = ""  # --path-prefix: the Hub answers only below it
+        self.commits_api = True  # --no-commits-api: a proxy that does not route the commit history
         self.cdn_url = ""
         self.blobs: dict[str, FileInfo] = {}  # sha256 -> LFS object on disk, for the CDN
         self.blobs_lock = threading.Lock()
@@ -914,6 +915,8 @@ class Handler(BaseHTTPRequestHandler):
                     return self._paths_info(tp, org, name, rest[1:], body)
                 if action == "commits" and m in ("GET", "HEAD"):
                     self.entry["kind"] = "commits"
+                    if not self.state.commits_api:  # what a proxy passing on its own "no such repo" says
+                        raise HubError(404, "Repository not found", "RepoNotFound")
                     return self._commits(tp, org, name, rest[1:])
                 if action == "resolve" and m in ("GET", "HEAD"):
                     self.entry["kind"] = "resolve"
@@ -1324,6 +1327,8 @@ def main(argv=None) -> int:
                     help="files this size or larger are LFS (besides *.so)")
     ap.add_argument("--path-prefix", default="",
                     help="serve the Hub below this path, as a mirror does (e.g. /artifactory/api/huggingfaceml/hub)")
+    ap.add_argument("--no-commits-api", action="store_true",
+                    help="answer the commits listing 404 RepoNotFound, as a proxy serving refs, tree and resolve only does")
     ap.add_argument("--tls-cert", help="serve both listeners over HTTPS with this PEM certificate (chain)")
     ap.add_argument("--tls-key", help="the private key of --tls-cert")
     args = ap.parse_args(argv)
@@ -1344,6 +1349,7 @@ def main(argv=None) -> int:
     if prefix and not prefix.startswith("/"):
         ap.error("--path-prefix must start with /")
     state.path_prefix = prefix
+    state.commits_api = not args.no_commits_api
     state.cdn_url = f"{scheme}://{args.cdn_host}:{cdn.server_address[1]}"
     threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
                for s in (hub, cdn)]

@@ -357,6 +357,17 @@ def test_fault_5xx_is_retried(hub, ws, clean, status, where):
     assert r.json["transfers"]["retries"] >= 2
 
 
+@pytest.mark.parametrize("status", [501, 505])
+def test_fault_5xx_that_cannot_succeed_is_asked_once(hub, ws, status):
+    """501 Not Implemented and 505 say the request can never succeed there (issue #33): one
+    request, and a one-line error with the status, not five tries."""
+    f = hub.add_fault("status", status=status, times=5, path=f"/api/kernels/{REPO}/refs")
+    r = hub_build(hub, ws, "--version", "0.1.1")
+    assert_failed(r, ws, 4, f"HTTP {status}")
+    assert hub.fault(f["id"])["fired"] == 1
+    assert r.json["error"].count("attempts") == 0, r.json["error"]
+
+
 @pytest.mark.parametrize("where", ["cdn", "api"])
 def test_fault_slow_response_is_waited_for(hub, ws, clean, where):
     if where == "cdn":

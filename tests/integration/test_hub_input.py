@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -355,6 +356,69 @@ def test_a_mirror_under_a_path_prefix_gives_the_same_bytes(hub, store, tmp_path)
     (w,) = [H.read_wheel(p) for p in (tmp_path / "direct" / "dist").glob("*.whl")]
     assert w.meta("Project-URL")[-1] == f"Hub revision, https://huggingface.co/kernels/{RELU}/tree/{commit}"
     assert "127.0.0.1" not in "".join(v for _, v in w.metadata)
+
+
+def test_a_proxy_without_the_commits_api_names_the_request_and_the_ways_on(hub, store, tmp_path):
+    """Issue #33: a mirror that serves refs, tree and resolve but not /api/kernels/{repo}/commits/{rev}.
+    The wheel version N.B needs the history length B, and no history-free version would give the
+    commit the Hub build's bytes: the build stops before downloading, with one line naming the
+    request, its status and the two ways on (docs/wheel-naming.md). Both ways give the very bytes of
+    the build through the Hub."""
+    direct = build(hub, tmp_path / "direct", RELU, "--name-prefix", "acme-")
+    assert direct.returncode == 0, str(direct)
+    commit = direct.json["source"]["commit"]
+    (version,) = {v["version"].split("+")[0] for v in direct.json["variants"]}
+    with hubfix.hub_server(store["root"], path_prefix=MIRROR_PREFIX, no_commits_api=True) as proxy:
+        r = build(proxy, tmp_path / "proxy", RELU, "--name-prefix", "acme-", json_out=False)
+        assert r.returncode == 5, str(r)
+        (line,) = [ln for ln in r.stderr.splitlines() if ln.startswith("kwheel: error: ")]
+        url = f"{proxy.endpoint}/api/kernels/{RELU}/commits/{commit}"
+        for part in (f"GET {url} answered HTTP 404 (RepoNotFound)", f"{commit[:12]} of '{RELU}'", "commit-history API",
+                     "--wheel-version", "same cache", "docs/wheel-naming.md"):
+            assert part in line, (part, line)
+        assert "was not found or is not accessible" not in line, line
+        assert proxy.log(kind="commits") and not proxy.log(kind="resolve"), "it downloaded before refusing"
+        assert not (tmp_path / "proxy" / "dist").exists()
+        r = build(proxy, tmp_path / "proxy", RELU, "--name-prefix", "acme-")
+        assert r.returncode == 5 and r.json["error"] == line.removeprefix("kwheel: error: "), str(r)
+
+        # The first way: --wheel-version, the version the Hub build gave this commit.
+        via = build(proxy, tmp_path / "proxy-version", RELU, "--name-prefix", "acme-", "--wheel-version", version)
+        assert via.returncode == 0, str(via)
+        # The second: the same cache as a build through the Hub, which keeps the history length.
+        proxy.clear_log()
+        cached = build(proxy, tmp_path / "proxy-cached", RELU, "--name-prefix", "acme-", home=str(tmp_path / "direct" / "home"))
+        assert cached.returncode == 0, str(cached)
+        assert proxy.log(kind="commits") == []
+    shas = H.dir_shas(tmp_path / "direct" / "dist")
+    assert shas and shas == H.dir_shas(tmp_path / "proxy-version" / "dist") == H.dir_shas(tmp_path / "proxy-cached" / "dist")
+
+
+def test_one_failed_variant_leaves_the_others_not_written_and_comes_first(hub, store, tmp_path):
+    """Issue #33: all or nothing is right, but the table said `built` for wheels it then did not
+    write. The failed variant comes first with its reason; the others say `not written`."""
+    repo = f"{ORG}/half"
+    files = {}
+    for variant in ("torch-cpu", "torch-cuda", "torch-universal"):
+        files.update(kr.variant_tree(variant, layout="flat", name="half", version=1, files=kr.demo_package("half", variant)))
+    files["build/torch-cuda/__init__.py"] += b"# changed after metadata.json was hashed\n"
+    kr.make_kernel_repo(store["root"], repo, {1: files})
+    r = build(hub, tmp_path, repo, json_out=False)
+    assert r.returncode == 3, str(r)
+    rows = r.stdout.splitlines()
+    assert rows[0].split() == ["VARIANT", "STATUS", "WHEEL", "/", "REASON"], r.stdout
+    assert rows[1].split()[:2] == ["torch-cuda", "failed"] and "digest" in rows[1], r.stdout
+    body = [ln for ln in rows[2:] if not ln.startswith(" ")]
+    assert sorted(ln.split()[0] for ln in body) == ["torch-cpu", "torch-universal"], r.stdout
+    for ln in body:
+        assert re.match(r"^torch-\S+ +not written +half-1\.\d+\S*\.whl ", ln), ln
+    assert not re.search(r"^\S+ +built ", r.stdout, re.M), r.stdout
+    assert "no wheel was written" in r.stderr
+    assert not (tmp_path / "dist").exists()
+    r = build(hub, tmp_path, repo)
+    assert r.returncode == 3 and r.json["committed"] is False, str(r)
+    written = {v["variant"]: v.get("written") for v in r.json["variants"]}
+    assert written == {"torch-cuda": None, "torch-cpu": False, "torch-universal": False}, written
 
 
 def test_two_kernel_depends_of_one_name_are_refused(hub, store, tmp_path):

@@ -621,7 +621,8 @@ def test_redirects_are_not_followed_and_credentials_stay_home(recorder, cpu_whee
     p, report = kwheel_json("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", env=clean_env(TWINE_PASSWORD=PASSWORD))
     assert p.returncode == USAGE, p.stderr
     assert len(rec.requests) == 1 and other.requests == []
-    assert "not redirected" in report["files"][0]["message"] and "--repository-url" in report["files"][0]["message"]
+    assert report["ok"] is False and report["exit_code"] == USAGE, report
+    assert "not redirected" in report["error"] and "--repository-url" in report["error"]
 
 
 def test_server_echo_of_the_password_is_redacted(recorder, cpu_wheel):
@@ -629,7 +630,7 @@ def test_server_echo_of_the_password_is_redacted(recorder, cpu_wheel):
     p = kwheel("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", env=clean_env(TWINE_PASSWORD=PASSWORD))
     assert p.returncode == AUTH
     assert PASSWORD not in p.stdout + p.stderr
-    assert "bad password '***' for alice" in p.stdout
+    assert "bad password '***' for alice" in p.stderr
     p = kwheel("publish", cpu_wheel, "--repository-url", rec.url, "-u", "alice", "--json", env=clean_env(TWINE_PASSWORD=PASSWORD))
     assert PASSWORD not in p.stdout + p.stderr
 
@@ -780,7 +781,7 @@ def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, wor
     for how, env in ((["--password", wrong], clean_env()), ([], clean_env(TWINE_PASSWORD=wrong))):
         p = kwheel("publish", wheel, "--repository-url", pypiserver.url, "-u", "alice", *how, env=env)
         assert p.returncode == AUTH, p.stdout + p.stderr
-        assert "refused the credentials of user 'alice'" in p.stdout
+        assert "refused the credentials of user 'alice'" in p.stderr
         assert wrong not in p.stdout + p.stderr and PASSWORD not in p.stdout + p.stderr
         assert ("--password on the command line is visible" in p.stderr) == bool(how)
     # An API token: username __token__, the token as password (from .pypirc).
@@ -789,6 +790,58 @@ def test_wrong_password_and_token_auth_on_pypiserver(pypiserver, syn_wheels, wor
     p = kwheel("publish", wheel, "-r", "local", "--config-file", rc, "--skip-existing")
     assert p.returncode == 0, p.stdout + p.stderr
     assert TOKEN not in p.stdout + p.stderr
+
+
+def test_wrong_password_on_pypiserver_is_one_error_for_all_wheels(pypiserver, syn_wheels, work):
+    """Issue #33: a wrong password was one "HTTP 403 Forbidden: None" per wheel. It is one error
+    line, without pypiserver's "None", and no wheel is sent after the first is refused."""
+    dist = work / "dist-syn"
+    wheels = sorted(dist.glob("*.whl"))
+    assert len(wheels) == 4
+    before = sorted(f.name for f in pypiserver.packages.iterdir())
+    p = kwheel("publish", dist, "--repository-url", pypiserver.url, "-u", "alice", "-j", "4",
+               env=clean_env(TWINE_PASSWORD="wrong-" + PASSWORD))
+    assert p.returncode == AUTH, p.stdout + p.stderr
+    assert p.stdout == "", p.stdout  # no per-file rows
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("kwheel: error: ")]
+    assert len(errors) == 1, p.stderr
+    (line,) = errors
+    assert f"{pypiserver.url}/ refused the credentials of user 'alice' (HTTP 403 Forbidden); check the password" in line, line
+    assert "none of the 4 files was uploaded" in line and "None" not in line.replace("none of", ""), line
+    assert sorted(f.name for f in pypiserver.packages.iterdir()) == before
+    p, report = kwheel_json("publish", dist, "--repository-url", pypiserver.url, "-u", "alice",
+                            env=clean_env(TWINE_PASSWORD="wrong-" + PASSWORD))
+    assert p.returncode == AUTH and report == {"ok": False, "error": line.removeprefix("kwheel: error: "), "exit_code": AUTH}, report
+
+
+def test_refused_credentials_stop_the_run_after_one_upload(recorder, syn_wheels, work):
+    rec = recorder((403, "Forbidden", ""), (200, "OK", ""))
+    p = kwheel("publish", work / "dist-syn", "--repository-url", rec.url, "-u", "alice", "-j", "4",
+               env=clean_env(TWINE_PASSWORD=PASSWORD))
+    assert p.returncode == AUTH, p.stdout + p.stderr
+    assert len(rec.requests) == 1, [r.files[0][1] for r in rec.requests]
+
+
+def test_repository_without_a_pypirc_says_the_file_is_missing(recorder, syn_wheels, work):
+    home = work / "home-without-pypirc"
+    home.mkdir()
+    p = kwheel("publish", syn_wheels[""], "-r", "private", env=clean_env(HOME=home, TWINE_PASSWORD=PASSWORD))
+    assert p.returncode == INPUT, p.stdout + p.stderr
+    (line,) = p.stderr.splitlines()
+    assert f"there is no '{home}/.pypirc'" in line and "[private]" in line and "--repository-url" in line, line
+    assert "known:" not in line and "testpypi" not in line, line
+
+
+@pytest.mark.parametrize("status,reason,code", [(501, "Not Implemented", NOT_FOUND), (505, "HTTP Version Not Supported", INPUT)])
+def test_a_5xx_that_cannot_succeed_is_sent_once(recorder, syn_wheels, status, reason, code):
+    """503 is retried (test above); 501 and 505 say the request can never succeed there: one
+    request, not --attempts of them."""
+    rec = recorder((status, reason, ""))
+    p = kwheel("publish", syn_wheels[""], "--repository-url", rec.url, "-u", "alice", "--attempts", "5",
+               env=clean_env(TWINE_PASSWORD=PASSWORD))
+    assert p.returncode == code, p.stdout + p.stderr
+    assert len(rec.requests) == 1
+    assert f"HTTP {status} {reason}" in p.stdout + p.stderr, p.stdout + p.stderr
 
 
 def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, cpu_wheel, syn_wheels, work):
@@ -830,7 +883,7 @@ def test_publish_to_devpi_then_pip_installs_the_exact_wheel(devpi, all_wheels, c
     assert f"({devpi.index}+simple/img2gray/)" in message and "publish a new version" in message, message
     # Wrong password.
     p = kwheel("publish", cpu_wheel, "--repository-url", devpi.index, "-u", "alice", env=clean_env(TWINE_PASSWORD="nope-" + PASSWORD))
-    assert p.returncode == AUTH and "refused the credentials of user 'alice'" in p.stdout
+    assert p.returncode == AUTH and "refused the credentials of user 'alice'" in p.stderr and p.stdout == ""
     assert PASSWORD not in p.stdout + p.stderr + devpi.log.read_text()
 
 

@@ -37,6 +37,7 @@ KWHEEL = os.environ.get("KWHEEL_BIN") or str(ROOT / "build" / "kwheel")
 TORCH_PYTHON = "/usr/bin/python3"
 CPU_VARIANT = "torch113-cxx11-cpu-x86_64-linux"
 VALIDATION_FAILED = 8  # ErrorKind::validation
+UNTESTED = 10  # ErrorKind::untested: every wheel SKIP, without --allow-skip
 
 
 def _torch_version() -> str | None:
@@ -275,7 +276,7 @@ def test_universal_kernel_passes_on_import_only(work):
     assert w["details"]["ops"] == [] and "import only" in w["details"]["check"], w
     # The runner's own device check: --device cuda with a CPU-only torch.
     p, report = validate(wheel, device="cuda")
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == UNTESTED and report["outcome"] == "untested", p.stderr
     w = only_wheel(report)
     assert w["result"] == "SKIP" and "no CUDA device" in w["reason"], w
 
@@ -396,8 +397,9 @@ def test_wrong_kernel_fails_with_max_abs_diff(work):
 ])
 def test_wheels_for_other_setups_are_skipped_with_the_reason(make_wheel, variant, needles):
     wheel = make_wheel(variant, variant=variant)
-    p, report = validate(wheel)
+    p, report = validate(wheel, "--allow-skip")
     assert p.returncode == 0, p.stdout + p.stderr
+    assert report["outcome"] == "untested" and report["ok"] is True and report["allow_skip"] is True, report
     w = only_wheel(report)
     assert w["result"] == "SKIP", w
     for needle in needles:
@@ -451,7 +453,7 @@ def test_a_tvm_ffi_wheel_runs_only_beside_its_tvm_ffi(make_wheel, tmp_path):
 def test_wheel_for_another_arch_is_skipped(good_wheel, tmp_path):
     wheel = retag(good_wheel, tmp_path, "manylinux_2_28_aarch64")
     p, report = validate(wheel)
-    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.returncode == UNTESTED, p.stdout + p.stderr
     w = only_wheel(report)
     assert w["result"] == "SKIP", w
     assert "manylinux_2_28_aarch64" in w["reason"] and "x86_64" in w["reason"], w["reason"]
@@ -459,7 +461,7 @@ def test_wheel_for_another_arch_is_skipped(good_wheel, tmp_path):
 
 def test_device_cuda_with_cpu_only_torch_is_skipped(good_wheel):
     p, report = validate(good_wheel, device="cuda")
-    assert p.returncode == 0
+    assert p.returncode == UNTESTED and report["ok"] is False, report
     w = only_wheel(report)
     assert w["result"] == "SKIP" and "CUDA" in w["reason"], w
 
@@ -475,7 +477,48 @@ def test_mixed_run_reports_each_wheel_and_fails_overall(good_wheel, make_wheel, 
     assert re.search(r"^FAIL +broken-0\.1-py3-none-any\.whl\n +\S.*zip", p.stdout, re.M), p.stdout
     assert re.search(r"^PASS +" + re.escape(good_wheel.name) + r" \(cpu\)$", p.stdout, re.M), p.stdout
     assert re.search(r"^SKIP +" + re.escape(other.name) + r"\n +the wheel needs torch ==2\.7\.\*", p.stdout, re.M), p.stdout
-    assert "summary: 1 PASS, 1 FAIL, 1 SKIP" in p.stderr
+    assert "summary: 1 PASS, 1 FAIL, 1 SKIP: 1 wheel failed" in p.stderr
+
+
+def test_a_run_that_tests_nothing_fails_unless_allowed(make_wheel, tmp_path):
+    """Issue #33: with a Python whose torch fits none of the wheels, every wheel is SKIP. That run
+    exits 10 and says so (even with -q), so a runner that lost its torch or GPU fails the CI gate;
+    --allow-skip accepts it, and --json reports the case either way."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    for variant in ("torch27-cxx11-cpu-x86_64-linux", "torch210-cxx11-cpu-x86_64-linux",
+                    "torch113-cxx11-cu126-x86_64-linux", "torch113-cxx98-cpu-x86_64-linux"):
+        shutil.copy(make_wheel(f"none-fits-{variant}", variant=variant), dist)
+    for quiet in ([], ["-q"]):
+        p = run([KWHEEL, "validate", dist, "--python", TORCH_PYTHON, *quiet])
+        assert p.returncode == UNTESTED, p.stdout + p.stderr
+        assert p.stdout.count("SKIP ") == 4, p.stdout  # the report itself; -q silences notes, not it
+        (line,) = [ln for ln in p.stderr.splitlines() if "summary:" in ln]
+        assert line.startswith("kwheel: error: summary: 0 PASS, 0 FAIL, 4 SKIP: nothing was tested"), line
+        assert "--allow-skip" in line and "--python" in line, line
+    p, report = validate(dist)
+    assert p.returncode == UNTESTED and report["ok"] is False and report["outcome"] == "untested", report
+    assert (report["passed"], report["failed"], report["skipped"]) == (0, 0, 4)
+
+    p = run([KWHEEL, "validate", dist, "--python", TORCH_PYTHON, "--allow-skip"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "summary: 0 PASS, 0 FAIL, 4 SKIP: nothing was tested" in p.stderr and "accepted with --allow-skip" in p.stderr
+    assert "error" not in p.stderr, p.stderr
+    p, report = validate(dist, "--allow-skip")
+    assert p.returncode == 0 and report["ok"] is True and report["outcome"] == "untested", report
+
+    # The exit code and the flag are documented where the user looks.
+    p = run([KWHEEL, "--help"])
+    assert "10 validate tested nothing" in p.stdout and "--allow-skip" in p.stdout, p.stdout
+    p = run([KWHEEL, "validate", "--help"])
+    assert "--allow-skip" in p.stdout and "exits 10" in p.stdout, p.stdout
+
+
+def test_a_pass_beside_skips_passes(good_wheel, make_wheel, tmp_path):
+    other = make_wheel("torch27-beside", variant="torch27-cxx11-cpu-x86_64-linux")
+    p = run([KWHEEL, "validate", good_wheel, other, "--python", TORCH_PYTHON, "--device", "cpu"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "summary: 1 PASS, 0 FAIL, 1 SKIP: every wheel that could run here passed" in p.stderr, p.stderr
 
 
 # --------------------------------------------------------------------------- bad inputs

@@ -19,6 +19,7 @@ enum class ErrorKind {
   io = 7,         // local filesystem failure (disk full, permissions)
   validation = 8, // a wheel failed `kwheel validate`
   policy = 9,     // a policy refuses it: ELF evidence against the platform tag, an untrusted publisher
+  untested = 10,  // `kwheel validate` ran no wheel: every one was SKIP (no fitting torch, no GPU), without --allow-skip
 };
 
 // What exactly went wrong, for callers that decide on it (fall back to

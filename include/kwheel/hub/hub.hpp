@@ -80,6 +80,7 @@ class HubClient {
  private:
   nlohmann::json get_json(const std::string& url, const std::string& what);
   [[noreturn]] void throw_for(const HttpResponse& r, const std::string& what);
+  [[noreturn]] void throw_for_history(const HttpResponse& r, const std::string& what, const std::string& commit);
   Resolution resolve_offline(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec);
   std::string api_base() const;      // endpoint/api/{models|kernels}/org/name
   void use_repo_type(const std::string& type);

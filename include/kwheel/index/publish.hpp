@@ -87,11 +87,16 @@ struct UploadResult {
   uint64_t size = 0;
   std::string message;        // one line; never holds the password
   int exit_code = 0;          // the failure's ErrorKind
+  // The index refused the upload as such, whatever the file: credentials
+  // (401/403), no upload endpoint there (404/405), a redirect.
+  bool index_refused = false;
 };
 
 // Checks every wheel first (a readable archive whose RECORD matches), and
 // --index-url (an http(s) URL without user info: Error(usage)), so a bad
-// file stops the run before anything is uploaded; then uploads at most
+// file stops the run before anything is uploaded; then uploads the first
+// file alone: an index that refuses uploads as such (index_refused) is one
+// Error of that kind, and no other file is sent. The rest go at most
 // `jobs` at once. Results come back in input order; `on_done` sees each as
 // it finishes (called under a lock, from the uploading threads).
 std::vector<UploadResult> publish(const std::vector<std::filesystem::path>& wheels, const Repository& repo, const PublishOptions& options,

@@ -27,6 +27,10 @@ struct ValidateOptions {
   // The GPU (probe_cuda_device) when the device is cuda or auto: a CUDA
   // wheel whose code runs on no such GPU is SKIP, never run and never PASS.
   std::optional<CudaDevice> cuda_device;
+  // A run in which no wheel PASSed nor FAILed (every one SKIP) is a
+  // success only with this: a CI runner that lost its GPU or its torch
+  // skips everything, and must not pass the gate unnoticed.
+  bool allow_skip = false;
 };
 
 // Whether a CUDA wheel's GPU code runs on `device`, object by object
@@ -62,8 +66,20 @@ struct ValidationRun {
   InterpreterInfo interpreter;
   std::optional<CudaDevice> cuda_device;  // the GPU CUDA wheels were judged against
   std::vector<ValidationResult> results;  // one per wheel, in the order given
+  bool allow_skip = false;                // ValidateOptions::allow_skip
   std::size_t count(ValidationResult::Status status) const;
+
+  // What the run as a whole says: a wheel failed; none failed and at
+  // least one passed; or nothing was tested (every wheel SKIP), which is
+  // a success only with allow_skip.
+  enum class Outcome { failed, passed, untested };
+  Outcome outcome() const;
+  bool ok() const { return outcome() == Outcome::passed || (outcome() == Outcome::untested && allow_skip); }
+  int exit_code() const;        // 0, ErrorKind::validation or ErrorKind::untested
+  std::string summary() const;  // "3 PASS, 0 FAIL, 1 SKIP: ..." saying which outcome it was
 };
+
+const char* outcome_name(ValidationRun::Outcome outcome);
 
 // `kwheel validate`: probes options.python, asks for the GPU only when a
 // CUDA wheel (by its file name) could use the answer, then validates each
@@ -74,7 +90,8 @@ ValidationRun validate_wheels(const std::vector<std::filesystem::path>& wheels, 
 ValidationRun validate_wheels(const std::vector<std::filesystem::path>& wheels, const InterpreterInfo& interp, ValidateOptions options,
                               const ValidateFeedback& feedback);
 
-// {"ok", "interpreter" (with "cuda_device"), "passed", "failed", "skipped", "wheels"}.
+// {"ok", "outcome" ("passed", "failed", "untested"), "allow_skip", "summary", "interpreter" (with
+// "cuda_device"), "passed", "failed", "skipped", "wheels"}.
 nlohmann::json to_json(const ValidationRun& run);
 
 }  // namespace kwheel

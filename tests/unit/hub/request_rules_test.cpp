@@ -53,6 +53,8 @@ HttpOptions hub_options(std::string token) {
 TEST(RequestRules, RetryableStatusesAreTimeoutsRateLimitsAndServerErrors) {
   for (long s : {408L, 429L, 500L, 502L, 503L, 504L, 599L}) EXPECT_TRUE(retryable_status(s)) << s;
   for (long s : {200L, 206L, 301L, 400L, 401L, 403L, 404L, 409L, 416L, 600L}) EXPECT_FALSE(retryable_status(s)) << s;
+  // 5xx that say the request cannot succeed there, however often it is sent.
+  for (long s : {501L, 505L, 506L, 507L, 508L, 510L, 511L}) EXPECT_FALSE(retryable_status(s)) << s;
 }
 
 TEST(RequestRules, RedirectStatusesAreThoseWithALocationToFollow) {

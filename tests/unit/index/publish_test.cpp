@@ -55,6 +55,18 @@ class PublishTest : public ::testing::Test {
     return results.at(0);
   }
 
+  // The one Error publish() gives when the index refuses uploads as such.
+  Error refused(std::vector<FakeAnswer> answers) {
+    index_->on(kIndex, std::move(answers));
+    try {
+      publish({wheel_}, repo_, options_);
+    } catch (const Error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "publish() did not throw";
+    return Error(ErrorKind::input, "");
+  }
+
   TempDir dir_{"publish-test"};
   std::filesystem::path wheel_;
   Repository repo_;
@@ -94,7 +106,7 @@ TEST_F(PublishTest, ExistingFileIsSkippedOnlyWhenAsked) {
   UploadResult r = publish_one({{409, "", {}, "Conflict"}});
   EXPECT_EQ(r.status, UploadResult::Status::failed);
   EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::input));
-  EXPECT_EQ(r.message.rfind("demo-1.0-py3-none-any.whl is already on " + kIndex + " (HTTP 409 Conflict: Conflict);", 0), 0u) << r.message;
+  EXPECT_EQ(r.message.rfind("demo-1.0-py3-none-any.whl is already on " + kIndex + " (HTTP 409 Conflict);", 0), 0u) << r.message;
 
   options_.skip_existing = true;
   options_.index_url = "https://index.test/simple/";
@@ -219,26 +231,48 @@ TEST_F(PublishTest, IdenticalBytesOnDevpiAreNotANewUpload) {
 }
 
 TEST_F(PublishTest, RefusedCredentialsAreAnAuthFailureWithoutThePassword) {
-  UploadResult r = publish_one({{403, "<html><h1>bad password p4ss for u</h1></html>", {}, "Forbidden"}});
-  EXPECT_EQ(r.status, UploadResult::Status::failed);
-  EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::auth));
-  EXPECT_EQ(r.message, kIndex + " refused the credentials of user 'u' (HTTP 403 Forbidden: bad password *** for u); check the password or token for --repository-url " + kIndex);
+  Error e = refused({{403, "<html><h1>bad password p4ss for u</h1></html>", {}, "Forbidden"}});
+  EXPECT_EQ(e.kind(), ErrorKind::auth);
+  EXPECT_EQ(std::string(e.what()), kIndex + " refused the credentials of user 'u' (HTTP 403 Forbidden: bad password *** for u); check the password or token for --repository-url " + kIndex);
   EXPECT_EQ(index_->sent.size(), 1u);  // not retried
 
   repo_.username.clear();
   repo_.password = Secret();
-  r = publish_one({{401, "", {}, "Unauthorized"}});
-  EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::auth));
-  EXPECT_NE(r.message.find("wants credentials (HTTP 401 Unauthorized)"), std::string::npos) << r.message;
+  e = refused({{401, "", {}, "Unauthorized"}});
+  EXPECT_EQ(e.kind(), ErrorKind::auth);
+  EXPECT_NE(std::string(e.what()).find("wants credentials (HTTP 401 Unauthorized)"), std::string::npos) << e.what();
   EXPECT_EQ(sent_header(index_->sent.back(), "Authorization"), std::nullopt);
 }
 
+TEST_F(PublishTest, RefusedCredentialsAreOneErrorAndNoOtherFileIsSent) {
+  index_->on(kIndex, {{403, "", {}, "Forbidden"}, {200, "", {}, "OK"}});
+  options_.jobs = 4;
+  std::vector<std::string> reported;
+  try {
+    publish({wheel_, wheel_, wheel_}, repo_, options_, [&](const UploadResult& r) { reported.push_back(r.message); });
+    ADD_FAILURE() << "publish() did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::auth);
+    EXPECT_NE(std::string(e.what()).find("(HTTP 403 Forbidden); check the password"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("; none of the 3 files was uploaded"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(index_->sent.size(), 1u);
+  EXPECT_TRUE(reported.empty());
+}
+
+TEST_F(PublishTest, AStatusPageSaysNothingBeyondTheStatus) {
+  // pypiserver's 403 for a wrong password: bottle's page with <pre>None</pre>.
+  const std::string page = "<html><head><title>Error: 403 Forbidden</title></head><body><h1>Error: 403 Forbidden</h1>"
+                           "<p>Sorry, the requested URL <tt>&#039;http://x/&#039;</tt> caused an error:</p><pre>None</pre></body></html>";
+  Error e = refused({{403, page, {}, "Forbidden"}});
+  EXPECT_EQ(std::string(e.what()), kIndex + " refused the credentials of user 'u' (HTTP 403 Forbidden); check the password or token for --repository-url " + kIndex);
+}
+
 TEST_F(PublishTest, RedirectIsNotFollowedSoThePasswordStaysWithTheIndex) {
-  UploadResult r = publish_one({{307, "", {{"location", "https://elsewhere.test/up/"}}, "Temporary Redirect"}});
-  EXPECT_EQ(r.status, UploadResult::Status::failed);
-  EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::usage));
-  EXPECT_NE(r.message.find("answered HTTP 307 Temporary Redirect to https://elsewhere.test/up/; uploads are not redirected"), std::string::npos)
-      << r.message;
+  Error e = refused({{307, "", {{"location", "https://elsewhere.test/up/"}}, "Temporary Redirect"}});
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(std::string(e.what()).find("answered HTTP 307 Temporary Redirect to https://elsewhere.test/up/; uploads are not redirected"), std::string::npos)
+      << e.what();
   ASSERT_EQ(index_->sent.size(), 1u);
   EXPECT_EQ(index_->sent[0].url, kIndex);
 }
@@ -270,7 +304,16 @@ TEST_F(PublishTest, ServerErrorsAreRetriedThenGivenUp) {
 }
 
 TEST_F(PublishTest, MissingEndpointIsNotFound) {
-  UploadResult r = publish_one({{404, "", {}, "Not Found"}});
-  EXPECT_EQ(r.exit_code, static_cast<int>(ErrorKind::not_found));
-  EXPECT_EQ(r.message.rfind("no upload endpoint at " + kIndex + " (HTTP 404 Not Found: Not Found);", 0), 0u) << r.message;
+  Error e = refused({{404, "", {}, "Not Found"}});
+  EXPECT_EQ(e.kind(), ErrorKind::not_found);
+  EXPECT_EQ(std::string(e.what()).rfind("no upload endpoint at " + kIndex + " (HTTP 404 Not Found);", 0), 0u) << e.what();
+}
+
+TEST_F(PublishTest, NotImplementedIsAskedOnceAndIsNotFound) {
+  options_.max_attempts = 5;
+  Error e = refused({{501, "", {}, "Not Implemented"}});
+  EXPECT_EQ(e.kind(), ErrorKind::not_found);
+  EXPECT_EQ(std::string(e.what()).rfind("no upload endpoint at " + kIndex + " (HTTP 501 Not Implemented);", 0), 0u) << e.what();
+  EXPECT_EQ(index_->sent.size(), 1u);
+  EXPECT_TRUE(index_->slept.empty());
 }

@@ -218,6 +218,37 @@ TEST(ValidateWheels, JudgesEachWheelAsValidateWheelDoesAndReportsAsItGoes) {
   EXPECT_FALSE(j["interpreter"].contains("cuda_device"));
 }
 
+TEST(ValidateWheels, ARunWithoutAPassOrAFailIsUntestedAndFailsUnlessAllowed) {
+  using S = ValidationResult::Status;
+  auto run_of = [](std::vector<S> statuses, bool allow_skip) {
+    ValidationRun run;
+    run.allow_skip = allow_skip;
+    for (S s : statuses) run.results.push_back(ValidationResult{{}, s, {}, {}, {}});
+    return run;
+  };
+  const ValidationRun skipped = run_of({S::skip, S::skip, S::skip, S::skip}, false);
+  EXPECT_EQ(skipped.outcome(), ValidationRun::Outcome::untested);
+  EXPECT_FALSE(skipped.ok());
+  EXPECT_EQ(skipped.exit_code(), 10);
+  EXPECT_EQ(skipped.summary().rfind("0 PASS, 0 FAIL, 4 SKIP: nothing was tested", 0), 0u) << skipped.summary();
+  EXPECT_NE(skipped.summary().find("--allow-skip to accept this"), std::string::npos) << skipped.summary();
+  EXPECT_EQ(to_json(skipped)["outcome"], "untested");
+  EXPECT_EQ(to_json(skipped)["ok"], false);
+
+  const ValidationRun allowed = run_of({S::skip}, true);
+  EXPECT_TRUE(allowed.ok());
+  EXPECT_EQ(allowed.exit_code(), 0);
+  EXPECT_NE(allowed.summary().find("accepted with --allow-skip"), std::string::npos) << allowed.summary();
+  EXPECT_EQ(run_of({}, false).exit_code(), 10);  // nothing at all is nothing tested too
+
+  EXPECT_EQ(run_of({S::skip, S::pass}, false).outcome(), ValidationRun::Outcome::passed);
+  EXPECT_EQ(run_of({S::skip, S::pass}, false).exit_code(), 0);
+  const ValidationRun failed = run_of({S::pass, S::fail, S::skip}, true);  // --allow-skip never hides a FAIL
+  EXPECT_EQ(failed.exit_code(), 8);
+  EXPECT_EQ(failed.summary(), "1 PASS, 1 FAIL, 1 SKIP: 1 wheel failed");
+  EXPECT_EQ(to_json(failed)["outcome"], "failed");
+}
+
 TEST(ValidateWheels, AsksForTheGpuOnlyWhenACudaWheelIsThere) {
   // An interpreter whose GPU probe fails (/bin/false): the warning shows
   // whether it was asked. The wheels do not exist, so each fails alone.
