@@ -35,16 +35,22 @@ nlohmann::json variant_json(const ListedVariant& listed) {
 void register_variants(CLI::App& app, Output& out, int& exit_code) {
   auto args = std::make_shared<SourceRequest>();
   auto* sub = app.add_subcommand("variants", "List the build variants of a kernel repo (Hub or directory) without downloading binaries");
-  sub->add_option("source", args->source, "ORG/NAME on the Hub, or a directory holding build/")->required();
-  sub->add_option("--version", args->version_spec, "Hub: which release (tag spec or major N)");
+  sub->add_option("source", args->source, "ORG/NAME on the Hub, or a directory holding build/")->type_name("ORG/NAME|DIR")->required();
+  sub->add_option("--version", args->version_spec, "Hub: which release (tag spec or major N)")->type_name("N|SPEC");
   add_hub_flags(sub, *args);
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel variants kernels-community/img2gray              # the highest version vN",
+                     "kwheel variants kernels-community/img2gray --version 1  # branch v1",
+                     "kwheel variants path/to/repo --json                      # a checkout with build/"});
   sub->callback([args, &out, &exit_code] {
     const VariantListing listing = list_variants(*args, feedback(out));
     nlohmann::json list = nlohmann::json::array();
     for (const auto& v : listing.variants) list.push_back(variant_json(v));
     if (out.json) {
       out.emit_json({{"source", listing.source.describe()}, {"variants", list}});
+    } else if (out.quiet) {  // the exit status is the answer; an invalid variant still says why
+      for (const auto& j : list)
+        if (!j["valid"]) out.error("variant " + j["variant"].get<std::string>() + ": " + j["error"].get<std::string>());
     } else {
       size_t w = 7;
       for (const auto& v : listing.variants) w = std::max(w, v.name.size());
