@@ -65,7 +65,11 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
     std::vector<std::string> commands;
     for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
     for (const auto& word : app.remaining()) {
-      if (word.starts_with("-")) continue;
+      if (word.starts_with("-")) {
+        if (const auto near = kwheel::closest_match(word.substr(0, word.find('=')), option_names(app)))
+          return "kwheel has no option '" + word + "'; did you mean '" + *near + "'? (see 'kwheel --help')";
+        continue;
+      }
       const auto near = kwheel::closest_match(word, commands);
       return "'" + word + "' is not a kwheel command" + (near ? "; did you mean '" + *near + "'?" : "") + " (commands: " + kwheel::join(commands, ", ") +
              "; see 'kwheel --help')";
@@ -74,9 +78,11 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e) {
   }
   const CLI::App& sub = *parsed.front();
   const std::string help = " (see 'kwheel " + sub.get_name() + " --help')";
-  for (const auto& word : sub.remaining()) {
+  std::vector<std::string> names = option_names(sub);
+  for (const auto& n : option_names(app)) names.push_back(n);
+  for (const auto& word : app.remaining(true)) {  // before the command's name, an unknown option stays the app's
     if (!word.starts_with("-")) continue;
-    const auto near = kwheel::closest_match(word.substr(0, word.find('=')), option_names(sub));
+    const auto near = kwheel::closest_match(word.substr(0, word.find('=')), names);
     if (near) return "'kwheel " + sub.get_name() + "' has no option '" + word + "'; did you mean '" + *near + "'?" + help;
   }
   return e.what() + help;

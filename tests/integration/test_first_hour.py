@@ -174,7 +174,7 @@ def test_quiet_does_not_touch_json(hub, env, tmp_path):
         assert quiet.stderr == "", quiet.stderr
 
 
-def test_quiet_still_says_what_failed_on_stderr(hub, env, tmp_path):
+def test_quiet_still_says_what_failed_on_stderr(hub, env, pypiserver, tmp_path):
     """A -q run that fails says why on stderr, and nothing on stdout."""
     bad = tmp_path / "bad.whl"
     bad.write_bytes(b"not a zip")
@@ -186,6 +186,13 @@ def test_quiet_still_says_what_failed_on_stderr(hub, env, tmp_path):
     assert p.returncode != 0 and p.stdout == "", (p.returncode, p.stdout, p.stderr)
     for v in (CPU, UNIVERSAL):
         assert re.search(rf"^kwheel: error: variant {v}: .*sign", p.stderr, re.M), p.stderr
+    # Uploads the index refuses (a wrong password): one line per file on stderr.
+    dist = tmp_path / "dist"
+    assert kw("build", REPO, "-o", dist, "-q", env=env).returncode == 0
+    p = kw("publish", dist, "--repository-url", pypiserver + "/", "-q", env={**env, "TWINE_USERNAME": "alice", "TWINE_PASSWORD": "wrong"})
+    assert p.returncode == 6 and p.stdout == "", (p.returncode, p.stdout, p.stderr)
+    for w in dist.glob("*.whl"):
+        assert re.search(rf"^kwheel: error: {re.escape(w.name)}: ", p.stderr, re.M), p.stderr
 
 
 # =========================================================================== item 9: the CLI
@@ -199,8 +206,10 @@ def test_a_mistyped_command_is_named_with_a_suggestion(tmp_path):
     assert "did you mean" not in line
     p = kw("biuld", REPO, "--json")
     assert p.returncode == 2 and json.loads(p.stdout)["error"].startswith("'biuld' is not a kwheel command")
+    usage_error(kw("--verison"), "'--verison'", "did you mean '--version'?")
     # And an option, within its command.
     usage_error(kw("build", REPO, "--outt", tmp_path / "d"), "'--outt'", "did you mean '--out'?", "kwheel build --help")
+    usage_error(kw("--jsn", "build", REPO), "'--jsn'", "did you mean '--json'?")
 
 
 def test_version_v2_is_refused_with_the_number_before_the_hub_is_asked(hub, env, tmp_path):
