@@ -14,9 +14,7 @@ is asked; Ctrl-C prints one line and removes the -o directory the run created; e
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
