@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -24,7 +25,9 @@ struct Registry {
   std::mutex mu;
   int next = 0;
   std::map<int, Watched> paths;
+  std::map<int, std::filesystem::path> created_dirs;
   std::map<int, pid_t> groups;
+  std::string notice;  // written to stderr once the cleanup is done
 };
 
 Registry& registry() {
@@ -57,6 +60,18 @@ sigset_t interrupt_set() {
   // Children first: they may still be writing into the scratch removed next.
   for (const auto& [_, pgid] : r.groups) ::kill(-pgid, SIGKILL);
   for (const auto& [_, w] : r.paths) remove_with_siblings(w);
+  std::error_code ec;
+  for (auto it = r.created_dirs.rbegin(); it != r.created_dirs.rend(); ++it) std::filesystem::remove(it->second, ec);
+  if (!r.notice.empty()) {
+    // Straight to the descriptor: the streams may be mid-line in another
+    // thread. On a terminal, the progress line (and the echoed ^C) is
+    // cleared first so the notice stands alone.
+    std::string line = ::isatty(STDERR_FILENO) ? "\r\033[K" : "";
+    line.append(r.notice).append(": interrupted");
+    if (sig != SIGINT) line.append(sig == SIGTERM ? " (SIGTERM)" : " (SIGHUP)");
+    line.append("\n");
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+  }
   ::signal(sig, SIG_DFL);
   sigset_t one;
   sigemptyset(&one);
@@ -68,8 +83,8 @@ sigset_t interrupt_set() {
 
 }  // namespace
 
-void install_interrupt_cleanup() {
-  registry();  // built before any signal can need it
+void install_interrupt_cleanup(std::string program) {
+  registry().notice = std::move(program);  // built before any signal can need it
   const sigset_t set = interrupt_set();
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set] {
@@ -95,6 +110,19 @@ void RemoveOnInterrupt::release() {
   std::lock_guard lock(r.mu);
   r.paths.erase(slot_);
   slot_ = -1;
+}
+
+RemoveEmptyDirOnInterrupt::RemoveEmptyDirOnInterrupt(std::filesystem::path dir) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  slot_ = r.next++;
+  r.created_dirs.emplace(slot_, std::move(dir));
+}
+
+RemoveEmptyDirOnInterrupt::~RemoveEmptyDirOnInterrupt() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.created_dirs.erase(slot_);
 }
 
 KillOnInterrupt::KillOnInterrupt(pid_t pgid) {

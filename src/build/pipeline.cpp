@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/interrupt.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/build/warm_up.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
@@ -58,6 +59,9 @@ std::vector<Target> targets(const PipelineRequest& r) {
   if (!many) return {Target{r.source, std::nullopt, ""}};
   if (!r.version.version.empty() || r.source.revision || !r.version.wheel_version.empty() || !r.options.name.empty())
     throw Error(ErrorKind::usage, "--lock and --project build each kernel at its locked or declared version; drop --version, --revision, --wheel-version and --name");
+  std::error_code ec;
+  if (!r.lock.empty() && fs::is_directory(r.lock, ec))
+    throw Error(ErrorKind::usage, "--lock '" + r.lock + "' is a directory; --lock takes a kernels.lock file (to build the project in that directory: --project " + r.lock + ")");
   if (!r.lock.empty()) return lock_targets(r.lock, r.source);
   return project_targets(r.project, r.source);
 }
@@ -208,13 +212,27 @@ bool all_ok(const std::vector<std::unique_ptr<KernelBuild>>& builds) {
   return true;
 }
 
-// Puts the output directory back as it was before the run: a directory
-// the run created goes again, but only while empty (fs::remove does not
-// recurse), so nothing another process put there is lost.
-void restore_out_dir(const fs::path& out_dir, bool existed) {
-  std::error_code ec;
-  if (!existed) fs::remove(out_dir, ec);
-}
+// The directories the run will create for out_dir (it and its missing
+// parents), outermost first; each is removed again, if empty, when the run
+// fails or is interrupted.
+struct CreatedDirs {
+  std::vector<fs::path> dirs;
+  std::vector<std::unique_ptr<RemoveEmptyDirOnInterrupt>> on_interrupt;
+  explicit CreatedDirs(const fs::path& out_dir) {
+    std::error_code ec;
+    fs::path d = fs::absolute(out_dir, ec).lexically_normal();
+    if (!d.has_filename()) d = d.parent_path();  // "dist/" names dist
+    for (; !ec && d.has_relative_path() && !fs::exists(d, ec); d = d.parent_path()) dirs.insert(dirs.begin(), d);
+    for (const auto& dir : dirs) on_interrupt.push_back(std::make_unique<RemoveEmptyDirOnInterrupt>(dir));
+  }
+  // Puts the output directory back as it was before the run: a directory
+  // the run created goes again, but only while empty (fs::remove does not
+  // recurse), so nothing another process put there is lost.
+  void restore() const {
+    std::error_code ec;
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) fs::remove(*it, ec);
+  }
+};
 
 }  // namespace
 
@@ -239,7 +257,7 @@ PipelineResult run_pipeline(const PipelineRequest& request, const Feedback& feed
   const RunPool pool(r.options.write.pool, r.options.write.compression_level, r.options.jobs);
   r.options.write.pool = pool.get();
   const fs::path& out_dir = r.options.out_dir;
-  const bool existed = fs::exists(out_dir);
+  const CreatedDirs created(out_dir);
   PipelineResult result;
   auto& builds = result.kernels;
   bool ok = true;
@@ -253,7 +271,7 @@ PipelineResult run_pipeline(const PipelineRequest& request, const Feedback& feed
       for (auto& kb : builds) kb->files->finish();
   } catch (...) {
     builds.clear();  // removes the staged temps (and waits for the downloads)
-    restore_out_dir(out_dir, existed);
+    created.restore();
     throw;
   }
   if (ok) {
@@ -264,7 +282,7 @@ PipelineResult run_pipeline(const PipelineRequest& request, const Feedback& feed
   // Variants that awaited a failed download failed with it; the download
   // error is the run's error, as when it happens before packing starts.
   for (auto& kb : builds) kb->staged.staged.clear();  // removes the staged temps
-  restore_out_dir(out_dir, existed);
+  created.restore();
   for (auto& kb : builds) kb->files->finish();
   return result;
 }

@@ -8,6 +8,19 @@
 namespace kwheel {
 namespace fs = std::filesystem;
 
+namespace {
+
+// A kernel's versions are integers N, each on a branch vN; "v2" is the
+// branch's name, and kernels' own --version (type=int) refuses it too.
+// Refused before the Hub is asked, with the number it most likely meant.
+void check_version_spec(const std::string& spec) {
+  if (spec.size() < 2 || (spec[0] != 'v' && spec[0] != 'V') || spec.find_first_not_of("0123456789", 1) != std::string::npos) return;
+  throw Error(ErrorKind::usage, "--version '" + spec + "': a kernel version is the number N of its branch vN; did you mean --version " + spec.substr(1) +
+                                    "? (or --revision " + spec + " for the branch by name)");
+}
+
+}  // namespace
+
 nlohmann::json ResolvedSource::describe() const {
   if (!is_hub) return {{"type", "directory"}, {"path", location}, {"name", name}};
   nlohmann::json j{{"type", "hub"},
@@ -44,6 +57,7 @@ ResolvedSource resolve_source(const SourceRequest& a, const Feedback& out) {
       throw Error(ErrorKind::not_found, "directory '" + a.source + "' does not exist");
     check_repo_id(a.source);
   }
+  if (a.version_spec) check_version_spec(*a.version_spec);
   src.is_hub = true;
   src.name = a.source.substr(a.source.find('/') + 1);
   HubConfig config = resolve_hub_config(a.hub, [&](const std::string& w) { out.warn(w); });

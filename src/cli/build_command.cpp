@@ -122,14 +122,21 @@ void report(const PipelineResult& result, bool many, const std::string& out_dir,
   }
   for (const auto& kb : result.kernels) {
     const ResolvedSource& src = kb->source;
-    if (many) std::cout << "== " << src.location << (src.is_hub ? " @ " + src.resolution->commit.substr(0, 12) : "") << "\n";
-    print_table(kb->staged.report, committed);
+    if (out.table()) {
+      if (many) std::cout << "== " << src.location << (src.is_hub ? " @ " + src.resolution->commit.substr(0, 12) : "") << "\n";
+      print_table(kb->staged.report, committed);
+      continue;
+    }
+    // -q: no table, but what failed is still said, on stderr.
+    for (const auto& v : kb->staged.report.variants)
+      if (v.status == VariantResult::Status::failed) out.error((many ? src.location + " " : std::string()) + "variant " + v.variant + ": " + v.error);
   }
   if (committed) out.info("wrote " + std::to_string(result.wheels_built()) + " wheel(s) to " + out_dir + "/");
   else out.warn("no wheel was written: fix the variants marked failed (or select others with --variant)");
 }
 
 int run_build(const BuildArgs& a, const Output& out) {
+  check_output_dir("-o", a.out, "the wheels");
   const Feedback fb = feedback(out);  // outlives the download threads
   const PipelineResult result = run_pipeline(request(a, out), fb);
   report(result, a.request.many(), a.out, out);
@@ -141,32 +148,35 @@ int run_build(const BuildArgs& a, const Output& out) {
 void register_build(CLI::App& app, Output& out, int& exit_code) {
   auto args = std::make_shared<BuildArgs>();
   auto* sub = app.add_subcommand("build", "Build one wheel per variant of a kernel repo: a Hub repo id (ORG/NAME), a directory with build/, or every kernel of a lock");
-  sub->add_option("source", args->request.source.source, "ORG/NAME on the Hub, or a directory holding build/<variant>/...");
+  sub->add_option("source", args->request.source.source, "ORG/NAME on the Hub, or a directory holding build/<variant>/...")->type_name("ORG/NAME|DIR");
   sub->add_option("--version", args->request.version.version,
-                  "Hub: the kernel version N (branch vN; default: the highest), or for old repos a vX.Y.Z tag spec (\">=0.1,<0.2\", 0.1.1). Directory: the wheels' version (required)");
-  sub->add_option("--wheel-version", args->request.version.wheel_version, "Override the wheels' version");
-  sub->add_option("--lock", args->request.lock, "Build every kernel of this kernels.lock (either format) at its locked commit, into one --out");
+                  "Hub: the kernel version N (branch vN; default: the highest), or for old repos a vX.Y.Z tag spec (\">=0.1,<0.2\", 0.1.1). Directory: the wheels' version (required)")->type_name("N|SPEC");
+  sub->add_option("--wheel-version", args->request.version.wheel_version, "Override the wheels' version")->type_name("VERSION");
+  sub->add_option("--lock", args->request.lock, "Build every kernel of this kernels.lock (either format) at its locked commit, into one --out")->type_name("FILE");
   sub->add_option("--project", args->request.project,
-                  "Build a project's kernels: DIR/kernels.lock if there is one, else [tool.kernels.dependencies] of DIR/pyproject.toml");
+                  "Build a project's kernels: DIR/kernels.lock if there is one, else [tool.kernels.dependencies] of DIR/pyproject.toml")->type_name("DIR");
   add_hub_flags(sub, args->request.source);
-  sub->add_option("--name", args->name, "Distribution name (default: the kernel's name from metadata.json, else its package directory)");
+  sub->add_option("--name", args->name, "Distribution name (default: the kernel's name from metadata.json, else its package directory)")->type_name("NAME");
   sub->add_option("--name-prefix", args->name_prefix,
                   "Put this before every wheel's name and every kernel-depends requirement (acme- gives acme-img2gray requiring acme-activation), "
-                  "so dependencies resolve only to wheels you built; docs/wheel-naming.md");
-  sub->add_option("-o,--out", args->out, "Output directory")->capture_default_str();
-  sub->add_option("--variant", args->variants, "Only variants matching this glob (repeatable)");
-  sub->add_option("--min-python", args->min_python, "Oldest Python the abi3 wheels support")->capture_default_str();
+                  "so dependencies resolve only to wheels you built; docs/wheel-naming.md")->type_name("PREFIX");
+  sub->add_option("-o,--out", args->out, "Output directory")->type_name("DIR")->capture_default_str();
+  sub->add_option("--variant", args->variants, "Only variants matching this glob (repeatable)")->type_name("GLOB");
+  sub->add_option("--min-python", args->min_python, "Oldest Python the abi3 wheels support")->type_name("X.Y")->capture_default_str();
   sub->add_option("--manylinux", args->manylinux,
-                  "Linux platform tag: auto (the oldest policy the .so files satisfy) or 2_N to claim manylinux_2_N and fail if the evidence needs newer")
+                  "Linux platform tag: auto (the oldest policy the .so files satisfy) or 2_N to claim manylinux_2_N and fail if the evidence needs newer")->type_name("auto|2_N")
       ->capture_default_str();
   sub->add_option("--macos", args->macos,
-                  "macOS floor of darwin wheels (default: the newest minimum the Mach-O files record); a file needing a newer macOS fails the variant");
-  sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy and torch (repeatable)");
-  sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str();
-  sub->add_option("-j,--jobs", args->jobs, "Deflate workers for the whole run (all wheels, all kernels of a --lock); each kernel gets one wheel writer more, and this many downloads (default: one worker per CPU, 8 downloads)");
+                  "macOS floor of darwin wheels (default: the newest minimum the Mach-O files record); a file needing a newer macOS fails the variant")->type_name("X.Y");
+  sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy and torch (repeatable)")->type_name("SONAME");
+  sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str()->check(CLI::Range(0, 9));
+  sub->add_option("-j,--jobs", args->jobs, "Deflate workers for the whole run (all wheels, all kernels of a --lock); each kernel gets one wheel writer more, and this many downloads (default: one worker per CPU, 8 downloads)")->type_name("N");
   sub->add_flag("--no-reuse", args->no_reuse, "Rewrite every wheel, even one already in --out from unchanged inputs");
   add_signature_flags(sub, args->signatures, true);
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel build kernels-community/img2gray -o dist              # the highest version vN",
+                     "kwheel build kernels-community/img2gray --version 1 -o dist  # branch v1",
+                     "kwheel build --lock kernels.lock -o dist                     # every locked kernel (or --project DIR)"});
   sub->callback([args, &out, &exit_code] { exit_code = run_build(*args, out); });
 }
 

@@ -12,18 +12,31 @@
 
 namespace kwheel::cli {
 
+// What a command prints. --json: one document on stdout, whatever -q says.
+// -q (as pip's and twine's): nothing on stdout or stderr when all went
+// well, but for warnings; what went wrong still goes to stderr (error()).
+// pin without -o is the one command whose stdout is its product: -q keeps it.
 struct Output {
   bool json = false;
   bool quiet = false;
   bool stderr_is_tty = false;
   bool progress() const { return stderr_is_tty && !quiet && !json; }
+  bool table() const { return !quiet && !json; }        // the human report on stdout
   void emit_json(const nlohmann::json& j) const;       // one document on stdout
   void info(const std::string& line) const;            // stderr, unless quiet/json
   void warn(const std::string& line) const;            // stderr, always
+  void error(const std::string& line) const;           // stderr, always: one failed item of a run
 };
 
 // Adds --json and --quiet to a subcommand.
 void add_output_flags(CLI::App* sub, Output& out);
+
+// A directory option (-o) that names an existing non-directory is refused
+// before any work (and any request to a server) is done.
+void check_output_dir(const std::string& flag, const std::string& path, const std::string& what);
+
+// "Examples:" and the lines given, at the end of the subcommand's --help.
+void add_examples(CLI::App* sub, const std::vector<std::string>& lines);
 
 // The library's notes, warnings and progress, shown as `out` shows them.
 // Holds a reference to `out`.

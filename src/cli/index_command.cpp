@@ -23,15 +23,19 @@ struct IndexArgs {
 void register_index(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<IndexArgs>();
   auto* sub = app.add_subcommand("index", "Write (or update) a static package index: PEP 503/691 pages, PEP 658 metadata, one sub-index per torch/compute variant");
-  sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels to add")->required();
-  sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->required();
-  sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links");
+  sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels to add")->type_name("WHEEL|DIR")->required();
+  sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->type_name("DIR")->required();
+  sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links")->type_name("URL");
   sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
   sub->add_option("--deps-index-url", a->deps_index,
                   "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); default: https://pypi.org/simple/");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
+                     "kwheel index dist -o site --title \"Acme kernels\" --base-url https://kernels.example.org/",
+                     "kwheel index more-wheels -o site                # adds to the site; what it held is kept"});
   sub->callback([a, &out, &exit_code] {
+    check_output_dir("-o", a->out, "the site");
     SiteOptions o;
     o.signatures = signature_options(a->signatures);
     o.out = a->out;
@@ -58,13 +62,12 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
                      {"pages", pages}});
       return;
     }
+    if (out.quiet) return;
     for (const auto& f : r.added) std::cout << "added     " << f << "\n";
     for (const auto& f : r.unchanged) std::cout << "unchanged " << f << "\n";
-    if (!out.quiet) {
-      std::cout << "index     " << (r.site / "simple").string() << "/\n";
-      for (const auto& v : r.variants) std::cout << "index     " << (r.site / v / "simple").string() << "/\n";
-      for (const auto& p : pages) std::cout << "page      " << p << "\n";
-    }
+    std::cout << "index     " << (r.site / "simple").string() << "/\n";
+    for (const auto& v : r.variants) std::cout << "index     " << (r.site / v / "simple").string() << "/\n";
+    for (const auto& p : pages) std::cout << "page      " << p << "\n";
     std::cout.flush();
     out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +
              std::to_string(r.kept.size()) + " kept from before; " + std::to_string(r.projects.size()) + " project(s), " +

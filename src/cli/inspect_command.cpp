@@ -68,21 +68,40 @@ void render_macos(const Inspection& in, const std::string& path, Output& out) {
   for (const auto& p : in.macos_problems) std::cout << "problem: " << p << "\n";
 }
 
+// What makes in.ok() false, one line each: all -q shows.
+std::vector<std::string> problems(const Inspection& in) {
+  std::vector<std::string> out = in.report.problems;
+  out.insert(out.end(), in.macos_problems.begin(), in.macos_problems.end());
+  for (size_t i = 0; i < in.gpu.audit.missing.size(); ++i)
+    out.push_back("backend.archs declares " + in.gpu.audit.missing[i] + " but " + (in.gpu.missing_in[i].empty() ? std::string("no object") : in.gpu.missing_in[i]) +
+                  " carries no code for it");
+  if (!in.signature_error.empty()) out.push_back("signature: " + in.signature_error);
+  return out;
+}
+
 }  // namespace
 
 void register_inspect(CLI::App& app, Output& out, int& exit_code) {
   auto args = std::make_shared<InspectArgs>();
   auto* sub = app.add_subcommand("inspect", "Show the platform evidence of a wheel or .so: symbol versions, external libraries, manylinux policy, abi3");
-  sub->add_option("file", args->path, "A .whl or a shared object")->required();
-  sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy (repeatable)");
+  sub->add_option("file", args->path, "A .whl or a shared object")->type_name("FILE")->required();
+  sub->add_option("--allow-external", args->allow_external, "A library (soname) the kernel may need beyond the policy (repeatable)")->type_name("SONAME");
   add_signature_flags(sub, args->signatures, false);
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel inspect dist/img2gray-1.7+torch2.11.cu130-cp39-abi3-manylinux_2_28_x86_64.whl",
+                     "kwheel inspect build/torch211-cxx11-cu130-x86_64-linux/_img2gray_cuda_abc1234.abi3.so",
+                     "kwheel inspect dist/img2gray-*.whl --allow-external libcuda.so.1 --json"});
   sub->callback([args, &out, &exit_code] {
     InspectOptions o;
     o.allowed_external.insert(args->allow_external.begin(), args->allow_external.end());
     o.signatures = signature_options(args->signatures);
     Inspection in = inspect_path(args->path, o);
     const auto& r = in.report;
+    if (out.quiet && !out.json) {  // the exit status is the answer; a problem still says why
+      for (const auto& p : problems(in)) out.error(args->path + ": " + p);
+      exit_code = in.ok() ? 0 : static_cast<int>(ErrorKind::policy);
+      return;
+    }
     if (in.macos) {
       render_macos(in, args->path, out);
       exit_code = in.ok() ? 0 : static_cast<int>(ErrorKind::policy);

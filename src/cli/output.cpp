@@ -1,8 +1,11 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
 
 namespace kwheel::cli {
+namespace fs = std::filesystem;
 
 // Names from wheels, ELF files and servers need not be UTF-8; the report
 // must still be valid JSON, so bytes that are not become U+FFFD rather
@@ -18,13 +21,28 @@ void Output::info(const std::string& line) const {
 
 void Output::warn(const std::string& line) const { std::cerr << "kwheel: warning: " << line << "\n"; }
 
+void Output::error(const std::string& line) const { std::cerr << "kwheel: error: " << line << "\n"; }
+
 Feedback feedback(const Output& out) {
   return {[&out](const std::string& line) { out.info(line); }, [&out](const std::string& line) { out.warn(line); }, out.progress()};
 }
 
 void add_output_flags(CLI::App* sub, Output& out) {
   sub->add_flag("--json", out.json, "Print a machine-readable JSON report on stdout");
-  sub->add_flag("-q,--quiet", out.quiet, "No progress or informational output");
+  sub->add_flag("-q,--quiet", out.quiet, "Print nothing when all goes well (errors and warnings still go to stderr); --json is unaffected");
+}
+
+void check_output_dir(const std::string& flag, const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec))
+    throw Error(ErrorKind::usage, flag + " '" + path + "' is a file, not a directory; give a directory for " + what + " (created if missing)");
+}
+
+void add_examples(CLI::App* sub, const std::vector<std::string>& lines) {
+  std::string text = "Examples:";
+  for (const auto& l : lines) text.append("\n  ").append(l);
+  text.append("\n\nExit codes: see 'kwheel --help'.");
+  sub->footer(text);
 }
 
 }  // namespace kwheel::cli

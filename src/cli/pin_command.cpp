@@ -24,21 +24,37 @@ struct PinArgs {
 void register_pin(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<PinArgs>();
   auto* sub = app.add_subcommand("pin", "Print requirements.txt lines (version with local label + sha256) for the build that fits an environment");
-  sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")->required();
-  sub->add_option("--lock", a->lock, "Pin every kernel of this kernels.lock at its locked commit (wheels built by `kwheel build --lock`)");
-  auto* python = sub->add_option("--python", a->python, "Interpreter whose torch decides (default: python3 on PATH)");
-  auto* torch = sub->add_option("--torch", a->torch, "Describe the target instead: torch X.Y (with --cuda X.Y or --cpu)");
-  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)");
+  sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")->type_name("DIR|URL")->required();
+  sub->add_option("--lock", a->lock, "Pin every kernel of this kernels.lock at its locked commit (wheels built by `kwheel build --lock`)")->type_name("FILE");
+  auto* python = sub->add_option("--python", a->python, "Interpreter whose torch decides (default: python3 on PATH)")->type_name("PYTHON");
+  auto* torch = sub->add_option("--torch", a->torch, "Describe the target instead: torch X.Y (with --cuda X.Y or --cpu)")->type_name("X.Y");
+  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)")->type_name("X.Y");
   auto* cpu = sub->add_flag("--cpu", a->cpu, "The target has no GPU (with --torch)");
   python->excludes(torch)->excludes(cuda)->excludes(cpu);
   cuda->excludes(cpu)->needs(torch);
   cpu->needs(torch);
-  sub->add_option("--name", a->name, "Only this project (default: every project the source holds, one requirements file)");
-  sub->add_option("--version", a->version, "Only versions matching this specifier set, e.g. \">=0.1,<0.2\"");
+  sub->add_option("--name", a->name, "Only this project (default: every project the source holds, one requirements file)")->type_name("NAME");
+  sub->add_option("--version", a->version, "Only versions matching this specifier set, e.g. \">=0.1,<0.2\"")->type_name("SPEC");
   sub->add_flag("--extra-index", a->extra_index, "Write --extra-index-url (keep PyPI for torch & co.) instead of --index-url");
-  sub->add_option("-o,--output", a->out, "Write the lines to this file (atomically) instead of stdout");
+  auto* out_file = sub->add_option("-o,--out", a->out, "Write the lines to this file (atomically) instead of stdout")->type_name("FILE");
+  // --output was pin's name for -o before every command took -o/--out;
+  // scripts that use it keep working, and --help shows only --out.
+  auto* old_name = sub->add_option("--output", a->out, "Same as --out (its old name)")->type_name("FILE")->group("");
   add_output_flags(sub, out);
-  sub->callback([a, torch, &out, &exit_code] {
+  add_examples(sub, {"kwheel pin dist --python /opt/venv/bin/python -o requirements.txt   # that interpreter's torch and CUDA decide",
+                     "kwheel pin https://pypi.example.org/simple/ --torch 2.9 --cuda 12.8 > requirements.txt",
+                     "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o requirements.txt"});
+  sub->callback([a, torch, out_file, old_name, &out, &exit_code] {
+    // Refused before the interpreter is probed or an index asked.
+    if (out_file->count() && old_name->count())
+      throw Error(ErrorKind::usage, "--out and --output are one option (--output is its old name); give it once");
+    std::error_code ec;
+    if (!a->out.empty() && std::filesystem::is_directory(a->out, ec))
+      throw Error(ErrorKind::usage, "-o '" + a->out + "' is a directory; give the requirements file to write (e.g. " +
+                                        (std::filesystem::path(a->out) / "requirements.txt").string() + ")");
+    if (!a->lock.empty() && std::filesystem::is_directory(a->lock, ec))
+      throw Error(ErrorKind::usage, "--lock '" + a->lock + "' is a directory; --lock takes a kernels.lock file (e.g. --lock " +
+                                        (std::filesystem::path(a->lock) / "kernels.lock").string() + ")");
     PinRequest req;
     req.source = a->source;
     if (!a->name.empty()) req.name = a->name;

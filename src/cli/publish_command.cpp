@@ -31,25 +31,29 @@ std::optional<std::string> option_or_env(const CLI::Option* opt, const std::stri
 void register_publish(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<PublishArgs>();
   auto* sub = app.add_subcommand("publish", "Upload wheels to a package index with the upload API twine uses (pypiserver, devpi, PyPI, ...)");
-  sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels")->required();
-  auto* url = sub->add_option("--repository-url", a->repository_url, "Upload URL (TWINE_REPOSITORY_URL); ~/.pypirc is then not read");
-  auto* repo = sub->add_option("-r,--repository", a->repository, "A repository section of ~/.pypirc (TWINE_REPOSITORY)");
-  sub->add_option("--config-file", a->config_file, "The .pypirc to read (default ~/.pypirc)");
-  auto* user = sub->add_option("-u,--username", a->username, "Username (TWINE_USERNAME); __token__ for an API token");
-  auto* pass = sub->add_option("-p,--password", a->password, "Password or token; prefer TWINE_PASSWORD: arguments are visible to other users");
-  auto* cert = sub->add_option("--cert", a->cert, "CA bundle to verify the index's TLS certificate (TWINE_CERT)");
+  sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels")->type_name("WHEEL|DIR")->required();
+  auto* url = sub->add_option("--repository-url", a->repository_url, "Upload URL (TWINE_REPOSITORY_URL); ~/.pypirc is then not read")->type_name("URL");
+  auto* repo = sub->add_option("-r,--repository", a->repository, "A repository section of ~/.pypirc (TWINE_REPOSITORY)")->type_name("NAME");
+  sub->add_option("--config-file", a->config_file, "The .pypirc to read (default ~/.pypirc)")->type_name("FILE");
+  auto* user = sub->add_option("-u,--username", a->username, "Username (TWINE_USERNAME); __token__ for an API token")->type_name("NAME");
+  auto* pass = sub->add_option("-p,--password", a->password, "Password or token; prefer TWINE_PASSWORD: arguments are visible to other users")->type_name("PASSWORD");
+  auto* cert = sub->add_option("--cert", a->cert, "CA bundle to verify the index's TLS certificate (TWINE_CERT)")->type_name("FILE");
   sub->add_flag("--skip-existing", a->skip_existing,
                 "A file the index already has (409, or 400 \"already exists\") counts as success when the index's simple page gives it the same sha256; other bytes fail");
   auto* index_url = sub->add_option("--index-url", a->index_url,
                                     "The simple index --skip-existing compares with (default: pypiserver http://HOST/simple/, devpi http://HOST/USER/INDEX/+simple/, "
-                                    "from the upload URL); gets the credentials only on the upload URL's origin");
+                                    "from the upload URL); gets the credentials only on the upload URL's origin")->type_name("URL");
   sub->add_option("-j,--jobs", a->jobs, "Uploads at once")->capture_default_str()->check(CLI::Range(1u, 64u));
   sub->add_option("--attempts", a->attempts, "Tries per file on 5xx answers and network errors (4xx are never retried)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 20u));
   auto* stall = sub->add_option("--stall-timeout", a->stall_timeout,
-                                "Seconds an upload or its answer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried (default 60; $KWHEEL_STALL_TIMEOUT)");
+                                "Seconds an upload or its answer may move under 1 KiB/s (a stall, or a drip) before it is dropped and retried: 1 to 3600 (default 60; $KWHEEL_STALL_TIMEOUT)")
+                    ->type_name("SECONDS");
   add_output_flags(sub, out);
+  add_examples(sub, {"TWINE_USERNAME=alice TWINE_PASSWORD=... kwheel publish dist --repository-url https://pypi.example.org/",
+                     "kwheel publish dist -r internal                 # a section of ~/.pypirc",
+                     "kwheel publish dist -r internal --skip-existing  # re-runs upload only what is missing"});
   sub->callback([a, url, repo, user, pass, cert, stall, index_url, &out, &exit_code] {
     RepositorySources src;
     src.repository_url = option_or_env(url, a->repository_url, "TWINE_REPOSITORY_URL");
@@ -75,6 +79,10 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
              (repository.username.empty() ? " (no credentials)" : " as " + repository.username));
     auto print = [&out](const UploadResult& r) {
       if (out.json) return;
+      if (out.quiet) {  // only what failed, on stderr
+        if (r.status == UploadResult::Status::failed) out.error(r.file.filename().string() + ": " + r.message);
+        return;
+      }
       std::cout << std::left << std::setw(9) << (r.status == UploadResult::Status::failed ? "FAILED" : status_name(r.status)) << " "
                 << r.file.filename().string();
       if (r.status == UploadResult::Status::failed) std::cout << "\n          " << r.message;

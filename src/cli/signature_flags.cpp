@@ -17,9 +17,9 @@ void add_signature_flags(CLI::App* sub, SignatureArgs& a, bool with_require) {
                   "Refuse a variant whose metadata.json is not signed (metadata.json.sigstore) by a trusted signer; without it such a variant is built with a warning");
   sub->add_option("--trusted-signer", a.signers,
                   "Trust this signer beside kernels' defaults: a GitHub workflow (https://github.com/ORG/REPO/.github/workflows/FILE@refs/heads/BRANCH) "
-                  "or issuer=URL,identity=ID (repeatable)");
+                  "or issuer=URL,identity=ID (repeatable)")->type_name("SIGNER");
   sub->add_option("--trusted-root", a.trusted_root,
-                  "Sigstore trusted root (trusted_root.json) to verify signatures with, e.g. a company's own Sigstore (default: Sigstore's production root, built in)");
+                  "Sigstore trusted root (trusted_root.json) to verify signatures with, e.g. a company's own Sigstore (default: Sigstore's production root, built in)")->type_name("FILE");
 }
 
 SignatureOptions signature_options(const SignatureArgs& a) {

@@ -54,7 +54,9 @@ ValidateFeedback validate_feedback(const Output& out) {
     if (out.progress()) std::cerr << "checking " << w.filename().string() << " ...\n";
   };
   f.on_result = [&out](const ValidationResult& r) {
-    if (!out.json) print_result(r);
+    if (out.table()) print_result(r);
+    else if (!out.json && r.status == ValidationResult::Status::fail)  // -q: only a FAIL, on stderr
+      out.error(r.wheel.filename().string() + ": FAIL: " + r.reason);
   };
   return f;
 }
@@ -64,16 +66,19 @@ ValidateFeedback validate_feedback(const Output& out) {
 void register_validate(CLI::App& app, Output& out, int& exit_code) {
   auto args = std::make_shared<ValidateArgs>();
   auto* sub = app.add_subcommand("validate", "Install each wheel with pip into a fresh environment and run its kernel (PASS/FAIL/SKIP)");
-  sub->add_option("wheels", args->inputs, "Wheel files or directories of wheels")->required();
-  sub->add_option("--python", args->options.python, "Interpreter whose torch the wheels are tested with")->capture_default_str();
+  sub->add_option("wheels", args->inputs, "Wheel files or directories of wheels")->type_name("WHEEL|DIR")->required();
+  sub->add_option("--python", args->options.python, "Interpreter whose torch the wheels are tested with")->type_name("PYTHON")->capture_default_str();
   sub->add_option("--device", args->options.device, "Where the kernel runs: auto (CUDA when available), cuda or cpu")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}))
       ->capture_default_str();
   sub->add_flag("--keep-env", args->options.keep_env, "Keep each test environment (its path is in the report)");
   sub->add_flag("--allow-skip", args->options.allow_skip,
                 "Exit 0 when every wheel is SKIP (nothing fits this torch or device); without it such a run exits 10");
-  sub->add_option("--timeout", args->timeout, "Seconds allowed per pip install and per check")->capture_default_str();
+  sub->add_option("--timeout", args->timeout, "Seconds allowed per pip install and per check")->type_name("SECONDS")->capture_default_str();
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel validate dist --python /opt/venv/bin/python    # that interpreter's torch decides which wheels can run",
+                     "kwheel validate dist/img2gray-*.whl --device cpu",
+                     "kwheel validate dist --python /opt/venv/bin/python --json > report.json"});
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
     const auto wheels = wheel_files(args->inputs);

@@ -82,17 +82,20 @@ void register_variants(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<VariantsArgs>();
   auto* sub = app.add_subcommand("variants", "List the build variants of a kernel repo (Hub: every version vN) without downloading binaries; "
                                              "with --python or --torch, which fit that environment");
-  sub->add_option("source", a->source.source, "ORG/NAME on the Hub, or a directory holding build/")->required();
-  sub->add_option("--version", a->source.version_spec, "Hub: only this release (tag spec or major N); default: every version branch vN");
-  auto* python = sub->add_option("--python", a->python, "Mark the variants that fit this interpreter's Python, platform, torch and CUDA");
-  auto* torch = sub->add_option("--torch", a->torch, "Mark the variants that fit torch X.Y (with --cuda X.Y or --cpu)");
-  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)");
+  sub->add_option("source", a->source.source, "ORG/NAME on the Hub, or a directory holding build/")->type_name("ORG/NAME|DIR")->required();
+  sub->add_option("--version", a->source.version_spec, "Hub: only this release (tag spec or major N); default: every version branch vN")->type_name("N|SPEC");
+  auto* python = sub->add_option("--python", a->python, "Mark the variants that fit this interpreter's Python, platform, torch and CUDA")->type_name("PYTHON");
+  auto* torch = sub->add_option("--torch", a->torch, "Mark the variants that fit torch X.Y (with --cuda X.Y or --cpu)")->type_name("X.Y");
+  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)")->type_name("X.Y");
   auto* cpu = sub->add_flag("--cpu", a->cpu, "The target has no GPU (with --torch)");
   python->excludes(torch)->excludes(cuda)->excludes(cpu);
   cuda->excludes(cpu)->needs(torch);
   cpu->needs(torch);
   add_hub_flags(sub, a->source);
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel variants kernels-community/img2gray                          # every version vN",
+                     "kwheel variants kernels-community/img2gray --python /opt/venv/bin/python  # and which fit it",
+                     "kwheel variants path/to/repo --json                                  # a checkout with build/"});
   sub->callback([a, python, torch, &out, &exit_code] {
     std::optional<InterpreterInfo> target;
     if (torch->count()) {
@@ -119,6 +122,9 @@ void register_variants(CLI::App& app, Output& out, int& exit_code) {
       if (!listing.versions.empty()) j["versions"] = versions;
       if (target) j["target"] = {{"python", target->python}, {"torch", target->torch.value_or("")}, {"cuda", target->cuda.value_or("")}};
       out.emit_json(j);
+    } else if (out.quiet) {  // the exit status is the answer; an invalid variant still says why
+      for (const auto& j : list)
+        if (!j["valid"]) out.error("variant " + j["variant"].get<std::string>() + ": " + j["error"].get<std::string>());
     } else {
       std::vector<std::pair<std::string, nlohmann::json>> rows;
       if (listing.versions.empty())

@@ -109,7 +109,8 @@ int verify_chain(const VerifyArgs& a, const Output& out) {
     out.emit_json({{"ok", code == 0}, {"exit_code", code}, {"items", list}});
   } else {
     for (const auto& i : items)
-      if (!i.ok() || !out.quiet) std::cout << i.describe() << "\n";
+      if (!out.quiet) std::cout << i.describe() << "\n";
+      else if (!i.ok()) out.error(i.describe());  // -q: only what does not hold, on stderr
   }
   return code;
 }
@@ -126,10 +127,10 @@ void register_verify(CLI::App& app, Output& out, int& exit_code) {
       "Exit 0 when every item holds; 8 when a chain is broken (RECORD, digest, signature), 3 when an item cannot be read, "
       "9 when no trusted signer vouches for one (unsigned, an untrusted signer, no digest) and --allow-unsigned is not given. "
       "With --bundle: verify one Sigstore bundle over a file or a sha256: digest (sigstore-conformance's verify-bundle; exit 3 when it does not verify)");
-  sub->add_option("--bundle", args->bundle, "The Sigstore bundle (bundle.sigstore.json): verify it alone, over the artifact");
-  auto* identity = sub->add_option("--certificate-identity", args->identity, "With --bundle: the signer identity the certificate must name (SAN: URI or email)");
-  auto* issuer = sub->add_option("--certificate-oidc-issuer", args->issuer, "With --bundle: the OIDC issuer the certificate must name");
-  auto* key = sub->add_option("--key", args->key, "With --bundle: a PEM public key to verify with instead of a certificate identity (not supported yet)");
+  sub->add_option("--bundle", args->bundle, "The Sigstore bundle (bundle.sigstore.json): verify it alone, over the artifact")->type_name("FILE");
+  auto* identity = sub->add_option("--certificate-identity", args->identity, "With --bundle: the signer identity the certificate must name (SAN: URI or email)")->type_name("ID");
+  auto* issuer = sub->add_option("--certificate-oidc-issuer", args->issuer, "With --bundle: the OIDC issuer the certificate must name")->type_name("URL");
+  auto* key = sub->add_option("--key", args->key, "With --bundle: a PEM public key to verify with instead of a certificate identity (not supported yet)")->type_name("FILE");
   identity->needs(issuer);
   issuer->needs(identity);
   key->excludes(identity)->excludes(issuer);
@@ -137,13 +138,16 @@ void register_verify(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--staging", args->staging, "Trust Sigstore's staging instance instead of production");
   sub->add_flag("--allow-unsigned", args->allow_unsigned,
                 "Pass items no trusted signer vouches for (unsigned, signed by someone else, no digest); a broken chain still fails");
-  sub->add_option("--python", args->python, "Verify NAME as installed for this Python interpreter");
+  sub->add_option("--python", args->python, "Verify NAME as installed for this Python interpreter")->type_name("PYTHON");
   sub->add_option("artifact", args->artifact,
                   "What to verify: a variant directory, a repo checkout, a .whl, a directory of wheels, or a site-packages directory "
-                  "(then NAME); with --python, NAME; with --bundle, the signed file or sha256:<64 hex>")
+                  "(then NAME); with --python, NAME; with --bundle, the signed file or sha256:<64 hex>")->type_name("PATH")
       ->required();
-  sub->add_option("name", args->name, "The installed distribution, after a site-packages directory");
+  sub->add_option("name", args->name, "The installed distribution, after a site-packages directory")->type_name("NAME");
   add_output_flags(sub, out);
+  add_examples(sub, {"kwheel verify dist                                  # every wheel: RECORD, digest, signature",
+                     "kwheel verify --python /opt/venv/bin/python img2gray  # an install, as it is now",
+                     "kwheel verify --bundle metadata.json.sigstore --certificate-identity ID --certificate-oidc-issuer URL metadata.json"});
   sub->callback([args, &out, &exit_code] {
     if (!args->bundle.empty()) {
       verify_bundle(*args, out);

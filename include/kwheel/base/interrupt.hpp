@@ -2,9 +2,12 @@
 // What an interrupted kwheel leaves behind: nothing. SIGINT, SIGTERM and
 // SIGHUP are taken by one thread (sigwait), not by a handler, so the
 // cleanup runs in ordinary code: it kills the process groups of children
-// that are still running, removes scratch files and directories whole, and
-// then the process dies of the same signal (its exit status stays honest).
+// that are still running, removes scratch files and directories whole,
+// removes the directories the run created if that left them empty, says so
+// in one line on stderr, and then the process dies of the same signal (its
+// exit status stays honest: a shell shows 130 for Ctrl-C).
 #include <filesystem>
+#include <string>
 #include <sys/types.h>
 
 namespace kwheel {
@@ -13,7 +16,9 @@ namespace kwheel {
 // blocked in the calling thread, so every thread created later inherits the
 // mask and only the cleanup thread receives them. Children must not inherit
 // it: run_process resets the mask and the dispositions of what it spawns.
-void install_interrupt_cleanup();
+// `program` names the one line written to stderr once the cleanup is done
+// ("kwheel: interrupted"); empty: nothing is written.
+void install_interrupt_cleanup(std::string program = {});
 
 // While alive, `path` (a file, or a directory with its contents) is removed
 // if the process is interrupted. With `suffixed_siblings`, so are files
@@ -27,6 +32,21 @@ class RemoveOnInterrupt {
   RemoveOnInterrupt& operator=(const RemoveOnInterrupt&) = delete;
   // Stop watching (the path was committed, or is removed by its owner).
   void release();
+
+ private:
+  int slot_ = -1;
+};
+
+// While alive, the directory `dir` (one this run created) is removed if the
+// process is interrupted and it is empty once the scratch above is gone:
+// what another process put there meanwhile is never lost. Directories go
+// innermost (latest registered) first.
+class RemoveEmptyDirOnInterrupt {
+ public:
+  explicit RemoveEmptyDirOnInterrupt(std::filesystem::path dir);
+  ~RemoveEmptyDirOnInterrupt();
+  RemoveEmptyDirOnInterrupt(const RemoveEmptyDirOnInterrupt&) = delete;
+  RemoveEmptyDirOnInterrupt& operator=(const RemoveEmptyDirOnInterrupt&) = delete;
 
  private:
   int slot_ = -1;

@@ -86,3 +86,49 @@ TEST(Interrupt, RemovesScratchKillsChildGroupsAndDiesOfTheSignal) {
   EXPECT_TRUE(left.empty()) << left.front();
   fs::remove_all(dir);
 }
+
+// The -o directories a run created go with the interrupt, innermost first,
+// but only those left empty once the scratch is gone; one notice line
+// follows on stderr.
+TEST(Interrupt, RemovesTheDirectoriesTheRunCreatedIfEmptyAndSaysSo) {
+  std::string tmpl = (fs::temp_directory_path() / "interrupt-dirs-XXXXXX").string();
+  ASSERT_TRUE(::mkdtemp(tmpl.data()));
+  const fs::path dir = tmpl;
+  const fs::path outer = dir / "new", inner = outer / "dist", shared = dir / "shared";
+  int ready[2], err[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(err), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::dup2(err[1], STDERR_FILENO);
+    ::close(err[0]);
+    install_interrupt_cleanup("kwheel");
+    RemoveEmptyDirOnInterrupt outer_dir(outer), inner_dir(inner), shared_dir(shared);
+    fs::create_directories(inner);
+    fs::create_directories(shared);
+    std::ofstream(inner / "partial.whl") << "x";
+    RemoveOnInterrupt partial(inner / "partial.whl");
+    std::ofstream(shared / "theirs.whl") << "another process's";  // not ours: keeps `shared`
+    (void)!::write(ready[1], "r", 1);
+    ::close(ready[1]);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  ::close(err[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(::kill(child, SIGINT), 0);
+  std::string said;
+  char buf[256];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+  EXPECT_EQ(said, "kwheel: interrupted\n");  // a pipe, not a terminal: no line clearing
+  EXPECT_FALSE(fs::exists(outer));
+  EXPECT_TRUE(fs::exists(shared / "theirs.whl"));
+  fs::remove_all(dir);
+}
