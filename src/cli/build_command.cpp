@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "kwheel/build/pipeline.hpp"
+#include "kwheel/factory/pipeline.hpp"
 #include "kwheel/base/text.hpp"
 
 namespace kwheel::cli {

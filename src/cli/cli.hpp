@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kwheel/build/source.hpp"
+#include "kwheel/factory/source.hpp"
 #include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel::cli {

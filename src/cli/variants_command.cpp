@@ -3,7 +3,7 @@
 
 #include "cli.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/build/variant_listing.hpp"
+#include "kwheel/factory/variant_listing.hpp"
 #include "kwheel/index/pin.hpp"
 #include "kwheel/validate/compat.hpp"
 #include "kwheel/validate/interpreter.hpp"

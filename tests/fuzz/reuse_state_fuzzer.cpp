@@ -3,7 +3,7 @@
 // formed (a sha256 of 64 lower-case hex digits, or none: a build without
 // --json takes none); and what kwheel writes from it reads back equal.
 #include "fuzz_support.hpp"
-#include "kwheel/build/reuse_state.hpp"
+#include "kwheel/factory/reuse_state.hpp"
 
 using namespace kwheel;
 

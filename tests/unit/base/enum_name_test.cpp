@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kwheel/build/build.hpp"
+#include "kwheel/factory/build.hpp"
 #include "kwheel/index/publish.hpp"
 #include "kwheel/validate/validate.hpp"
 

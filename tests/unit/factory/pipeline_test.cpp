@@ -1,7 +1,7 @@
 // run_pipeline, the call `kwheel build` makes: a directory source builds
 // and commits; a run with any failed variant, or that stops with an error,
 // leaves the output directory exactly as it was, created or not.
-#include "kwheel/build/pipeline.hpp"
+#include "kwheel/factory/pipeline.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "kwheel/build/build.hpp"
-#include "kwheel/build/source.hpp"
+#include "kwheel/factory/build.hpp"
+#include "kwheel/factory/source.hpp"
 
 namespace kwheel {
 

@@ -1,5 +1,5 @@
 // list_variants: the variants under build/, each once, judged by name.
-#include "kwheel/build/variant_listing.hpp"
+#include "kwheel/factory/variant_listing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // plan_wheel and build_wheels: bad variants are refused with the variant's
 // name, and a build is all-or-nothing: when any selected variant fails, the
 // output directory is left exactly as it was.
-#include "kwheel/build/build.hpp"
+#include "kwheel/factory/build.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

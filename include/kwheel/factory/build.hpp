@@ -18,7 +18,7 @@
 #include "kwheel/evidence/macos_tag.hpp"
 #include "kwheel/evidence/manylinux.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
-#include "kwheel/build/reuse_state.hpp"
+#include "kwheel/factory/reuse_state.hpp"
 #include "kwheel/wheel/tags.hpp"
 #include "kwheel/wheel/wheel_writer.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kwheel/build/source.hpp"
+#include "kwheel/factory/source.hpp"
 #include "kwheel/kernel/variant.hpp"
 
 namespace kwheel {

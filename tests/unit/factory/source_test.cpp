@@ -1,7 +1,7 @@
 // resolve_source and the streamed files of a directory source: a directory
 // that exists is the source (the Hub flags do not apply to it), and its
 // files are all there at once, so nothing is awaited.
-#include "kwheel/build/source.hpp"
+#include "kwheel/factory/source.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kwheel/build/warm_up.hpp"
+#include "kwheel/factory/warm_up.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kwheel/build/pipeline.hpp"
+#include "kwheel/factory/pipeline.hpp"
 
 #include <filesystem>
 #include <map>
@@ -8,7 +8,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/interrupt.hpp"
 #include "kwheel/base/text.hpp"
-#include "kwheel/build/warm_up.hpp"
+#include "kwheel/factory/warm_up.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
 

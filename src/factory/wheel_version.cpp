@@ -1,4 +1,4 @@
-#include "kwheel/build/wheel_version.hpp"
+#include "kwheel/factory/wheel_version.hpp"
 
 #include <algorithm>
 

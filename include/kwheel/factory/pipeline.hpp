@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "kwheel/build/build.hpp"
-#include "kwheel/build/source.hpp"
-#include "kwheel/build/wheel_version.hpp"
+#include "kwheel/factory/build.hpp"
+#include "kwheel/factory/source.hpp"
+#include "kwheel/factory/wheel_version.hpp"
 
 namespace kwheel {
 

@@ -1,6 +1,6 @@
 // apply_version_rule (docs/wheel-naming.md): which version a build's wheels
 // carry, decided before anything is downloaded.
-#include "kwheel/build/wheel_version.hpp"
+#include "kwheel/factory/wheel_version.hpp"
 
 #include <gtest/gtest.h>
 

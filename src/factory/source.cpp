@@ -1,4 +1,4 @@
-#include "kwheel/build/source.hpp"
+#include "kwheel/factory/source.hpp"
 
 #include <filesystem>
 

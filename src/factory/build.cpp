@@ -1,4 +1,4 @@
-#include "kwheel/build/build.hpp"
+#include "kwheel/factory/build.hpp"
 
 #include <fnmatch.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "kwheel/base/atomic_file.hpp"
-#include "kwheel/build/reuse_state.hpp"
+#include "kwheel/factory/reuse_state.hpp"
 #include "kwheel/base/scratch_owner.hpp"
 #include "kwheel/base/small_file.hpp"
 #include "kwheel/base/work_pool.hpp"

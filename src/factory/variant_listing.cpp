@@ -1,4 +1,4 @@
-#include "kwheel/build/variant_listing.hpp"
+#include "kwheel/factory/variant_listing.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "kwheel/build/reuse_state.hpp"
+#include "kwheel/factory/reuse_state.hpp"
 
 #include <nlohmann/json.hpp>
 
