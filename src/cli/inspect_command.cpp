@@ -72,9 +72,8 @@ void render_macos(const Inspection& in, const std::string& path, Output& out) {
 std::vector<std::string> problems(const Inspection& in) {
   std::vector<std::string> out = in.report.problems;
   out.insert(out.end(), in.macos_problems.begin(), in.macos_problems.end());
-  for (size_t i = 0; i < in.gpu.audit.missing.size(); ++i)
-    out.push_back("backend.archs declares " + in.gpu.audit.missing[i] + " but " + (in.gpu.missing_in[i].empty() ? std::string("no object") : in.gpu.missing_in[i]) +
-                  " carries no code for it");
+  for (const auto& m : in.gpu.audit.missing) out.push_back("backend.archs declares " + m + " but no object carries code for it");
+  for (const auto& f : in.gpu.outside_declared) out.push_back(f + " has code for none of backend.archs (" + join(in.gpu.declared, ", ") + ")");
   if (!in.signature_error.empty()) out.push_back("signature: " + in.signature_error);
   return out;
 }
