@@ -288,8 +288,14 @@ TorchVerdict TorchProvided::judge(std::string_view soname, const TorchTarget& ta
 
 // torch/lib of the target's torch minor, read from its PyPI wheel; with no
 // minor given, any covered wheel's.
-TorchVerdict TorchProvided::judge_torch_lib(const std::string& s, const TorchTarget& t) const {
-  auto has = [&](const TorchWheel& w) { return w.libs_any.count(s) != 0 || (cuda_backend(t) && w.libs_cuda.count(s) != 0); };
+TorchVerdict TorchProvided::judge_torch_lib(const std::string& soname, const TorchTarget& t) const {
+  // Distribution builds of torch (Debian, conda) version the sonames of the
+  // same libraries (libtorch_cpu.so.1.13): judged as the wheel's name.
+  const size_t versioned = soname.find(".so.");
+  const std::string unversioned = versioned == std::string::npos ? soname : soname.substr(0, versioned + 3);
+  auto in = [&](const TorchWheel& w, const std::string& name) { return w.libs_any.count(name) != 0 || (cuda_backend(t) && w.libs_cuda.count(name) != 0); };
+  auto has = [&](const TorchWheel& w) { return in(w, soname) || in(w, unversioned); };
+  const std::string& s = soname;
   if (t.torch_minor.empty()) {
     for (const TorchWheel& w : wheels_)
       if (has(w)) return provided("torch/lib of " + w.wheel + " (and other torch wheels)");

@@ -26,7 +26,7 @@ set(KWHEEL_FUZZ_MODULES
   index/publish index/pypirc validate/validate
   index/simple_index                                            # index_page
   kernel/kernel_metadata kernel/kernel_lock                     # kernel_metadata
-  build/reuse_state                                             # reuse_state
+  factory/reuse_state                                           # reuse_state
   evidence/fatbin evidence/cuda_arch evidence/device_coverage   # fatbin
   evidence/macho evidence/pe                                    # macho
   evidence/offload_bundle)                                      # offload_bundle

@@ -262,6 +262,15 @@ TEST(TorchProvidedDecision, BuiltinTorchLibraryOfOneMinorOnly) {
   EXPECT_EQ(t.judge("libtorch_cuda.so", {"cpu", "2.15", 0}).kind, TorchVerdict::Kind::absent);
 }
 
+// Debian's and conda's torch version the sonames of the same libraries;
+// the sample kernel's CPU variant links Debian's libtorch_cpu.so.1.13.
+TEST(TorchProvidedDecision, BuiltinDistributionVersionedTorchLibraries) {
+  const TorchProvided& t = TorchProvided::builtin();
+  EXPECT_EQ(t.judge("libtorch_cpu.so.1.13", {"cpu", "2.7", 0}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libc10.so.2.11", {"cuda", "2.11", 13}).kind, TorchVerdict::Kind::provided);
+  EXPECT_EQ(t.judge("libtorch_nvshmem.so.1", {"cuda", "2.6", 12}).kind, TorchVerdict::Kind::mismatch);
+}
+
 TEST(TorchProvidedDecision, BuiltinHipMajorIsTheRocmMajor) {
   const TorchProvided& t = TorchProvided::builtin();
   EXPECT_EQ(t.judge("libamdhip64.so.7", {"rocm", "2.9", 7}).kind, TorchVerdict::Kind::provided);
