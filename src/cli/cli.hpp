@@ -4,11 +4,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kwheel/factory/source.hpp"
 #include "kwheel/kernel/kernel_signature.hpp"
+#include "kwheel/validate/interpreter.hpp"
 
 namespace kwheel::cli {
 
@@ -45,6 +47,18 @@ Feedback feedback(const Output& out);
 // Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type,
 // --stall-timeout, --trust-remote-code, --trust-repo and --ca-bundle.
 void add_hub_flags(CLI::App* sub, SourceRequest& request);
+
+// The environment wheels must fit: --python PY (probed), or described by
+// --torch X.Y with --cuda X.Y or --cpu (pin, variants).
+struct TargetArgs {
+  std::string python, torch, cuda;  // python: a default probed when no flag is given, or empty for none
+  bool cpu = false;
+  CLI::Option* python_opt = nullptr;
+  CLI::Option* torch_opt = nullptr;
+};
+void add_target_flags(CLI::App* sub, TargetArgs& target, const std::string& python_help, const std::string& torch_help);
+// nullopt when no flag was given and TargetArgs::python has no default.
+std::optional<InterpreterInfo> described_or_probed(const TargetArgs& target, const std::string& what_fits);
 
 // Whose signatures count: --trusted-signer, --trusted-root, and (where the
 // command refuses what is unsigned) --require-signature.

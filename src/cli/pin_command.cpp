@@ -11,9 +11,7 @@ namespace {
 
 struct PinArgs {
   std::string source;
-  std::string python = "python3";
-  std::string torch, cuda;
-  bool cpu = false;
+  TargetArgs target;  // --python defaults to python3 on PATH
   std::string name, version, out;
   bool extra_index = false;
   std::string lock;
@@ -26,13 +24,9 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   auto* sub = app.add_subcommand("pin", "Print requirements.txt lines (version with local label + sha256) for the build that fits an environment");
   sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")->type_name("DIR|URL")->required();
   sub->add_option("--lock", a->lock, "Pin every kernel of this kernels.lock at its locked commit (wheels built by `kwheel build --lock`)")->type_name("FILE");
-  auto* python = sub->add_option("--python", a->python, "Interpreter whose torch decides (default: python3 on PATH)")->type_name("PYTHON");
-  auto* torch = sub->add_option("--torch", a->torch, "Describe the target instead: torch X.Y (with --cuda X.Y or --cpu)")->type_name("X.Y");
-  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)")->type_name("X.Y");
-  auto* cpu = sub->add_flag("--cpu", a->cpu, "The target has no GPU (with --torch)");
-  python->excludes(torch)->excludes(cuda)->excludes(cpu);
-  cuda->excludes(cpu)->needs(torch);
-  cpu->needs(torch);
+  a->target.python = "python3";
+  add_target_flags(sub, a->target, "Interpreter whose torch decides (default: python3 on PATH)",
+                   "Describe the target instead: torch X.Y (with --cuda X.Y or --cpu)");
   sub->add_option("--name", a->name, "Only this project (default: every project the source holds, one requirements file)")->type_name("NAME");
   sub->add_option("--version", a->version, "Only versions matching this specifier set, e.g. \">=0.1,<0.2\"")->type_name("SPEC");
   sub->add_flag("--extra-index", a->extra_index, "Write --extra-index-url (keep PyPI for torch & co.) instead of --index-url");
@@ -44,7 +38,7 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   add_examples(sub, {"kwheel pin dist --python /opt/venv/bin/python -o requirements.txt   # that interpreter's torch and CUDA decide",
                      "kwheel pin https://pypi.example.org/simple/ --torch 2.9 --cuda 12.8 > requirements.txt",
                      "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o requirements.txt"});
-  sub->callback([a, torch, out_file, old_name, &out, &exit_code] {
+  sub->callback([a, out_file, old_name, &out, &exit_code] {
     // Refused before the interpreter is probed or an index asked.
     if (out_file->count() && old_name->count())
       throw Error(ErrorKind::usage, "--out and --output are one option (--output is its old name); give it once");
@@ -60,12 +54,10 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
     if (!a->name.empty()) req.name = a->name;
     if (!a->version.empty()) req.version = a->version;
     req.extra_index = a->extra_index;
-    if (torch->count()) {
-      if (a->cuda.empty() && !a->cpu) throw Error(ErrorKind::usage, "--torch needs --cuda X.Y or --cpu to say which builds fit");
-      req.target = described_target(a->torch, a->cpu ? std::nullopt : std::optional<std::string>(a->cuda));
-      req.device = a->cpu ? "cpu" : "auto";
+    req.target = *described_or_probed(a->target, "builds");
+    if (a->target.torch_opt->count()) {
+      req.device = a->target.cpu ? "cpu" : "auto";
     } else {
-      req.target = probe_interpreter(a->python);
       if (!req.target.torch)
         throw Error(ErrorKind::usage, "'" + req.target.executable + "' has no torch to pin for; pass --python PATH to one that has, or --torch X.Y with --cuda X.Y or --cpu");
     }

@@ -15,8 +15,7 @@ namespace {
 
 struct VariantsArgs {
   SourceRequest source;
-  std::string python, torch, cuda;
-  bool cpu = false;
+  TargetArgs target;  // no default interpreter: no flag, no fits column
 };
 
 // The fits verdict of a listed variant against `target`, when one was given.
@@ -84,26 +83,15 @@ void register_variants(CLI::App& app, Output& out, int& exit_code) {
                                              "with --python or --torch, which fit that environment");
   sub->add_option("source", a->source.source, "ORG/NAME on the Hub, or a directory holding build/")->type_name("ORG/NAME|DIR")->required();
   sub->add_option("--version", a->source.version_spec, "Hub: only this release (tag spec or major N); default: every version branch vN")->type_name("N|SPEC");
-  auto* python = sub->add_option("--python", a->python, "Mark the variants that fit this interpreter's Python, platform, torch and CUDA")->type_name("PYTHON");
-  auto* torch = sub->add_option("--torch", a->torch, "Mark the variants that fit torch X.Y (with --cuda X.Y or --cpu)")->type_name("X.Y");
-  auto* cuda = sub->add_option("--cuda", a->cuda, "The target's CUDA version X.Y (with --torch)")->type_name("X.Y");
-  auto* cpu = sub->add_flag("--cpu", a->cpu, "The target has no GPU (with --torch)");
-  python->excludes(torch)->excludes(cuda)->excludes(cpu);
-  cuda->excludes(cpu)->needs(torch);
-  cpu->needs(torch);
+  add_target_flags(sub, a->target, "Mark the variants that fit this interpreter's Python, platform, torch and CUDA",
+                   "Mark the variants that fit torch X.Y (with --cuda X.Y or --cpu)");
   add_hub_flags(sub, a->source);
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel variants kernels-community/img2gray                          # every version vN",
                      "kwheel variants kernels-community/img2gray --python /opt/venv/bin/python  # and which fit it",
                      "kwheel variants path/to/repo --json                                  # a checkout with build/"});
-  sub->callback([a, python, torch, &out, &exit_code] {
-    std::optional<InterpreterInfo> target;
-    if (torch->count()) {
-      if (a->cuda.empty() && !a->cpu) throw Error(ErrorKind::usage, "--torch needs --cuda X.Y or --cpu to say which variants fit");
-      target = described_target(a->torch, a->cpu ? std::nullopt : std::optional<std::string>(a->cuda));
-    } else if (python->count()) {
-      target = probe_interpreter(a->python);
-    }
+  sub->callback([a, &out, &exit_code] {
+    const std::optional<InterpreterInfo> target = described_or_probed(a->target, "variants");
     const VariantListing listing = list_variants(a->source, feedback(out));
     auto listed_json = [&](const std::vector<ListedVariant>& variants) {
       nlohmann::json list = nlohmann::json::array();
