@@ -223,24 +223,54 @@ struct Listing {
   std::string where;  // for messages: the directory or the project page
 };
 
+// The wheels of a directory, by their parsed names (other files, hidden
+// files and names that do not parse are not wheels of it).
+std::vector<std::pair<fs::directory_entry, WheelFilename>> directory_wheels(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(ErrorKind::not_found, "'" + dir + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
+  std::vector<std::pair<fs::directory_entry, WheelFilename>> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string fn = e.path().filename().string();
+    if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
+    try {
+      out.emplace_back(e, parse_wheel_filename(fn));
+    } catch (const Error&) {
+    }
+  }
+  return out;
+}
+
+// An index URL as pin reads it: http(s) or file://, ending in a slash.
+std::string index_root(const std::string& source) {
+  if (!source.starts_with("http://") && !source.starts_with("https://") && !source.starts_with("file://"))
+    throw Error(ErrorKind::usage, "index URL '" + source + "' must be http://, https:// or file://");
+  return source.ends_with("/") ? source : source + "/";
+}
+
+// The projects an index's root page lists, normalized.
+std::vector<std::string> index_projects(const std::string& root, HttpClient& http) {
+  const Page p = fetch_page(root, &http, "index page");
+  std::vector<std::string> names;
+  for (const auto& n : parse_root_page(p.body, p.json, root)) names.push_back(normalize_name(n));
+  return names;
+}
+
+HttpOptions pin_http_options() {
+  HttpOptions ho;
+  ho.user_agent = "kwheel/" KWHEEL_VERSION;
+  ho.max_attempts = 3;
+  return ho;
+}
+
 // The wheels of a directory (of `wanted`, or of its only project), each
 // hashed here.
 Listing list_directory(const PinRequest& req, std::optional<std::string>& wanted, PinResult& result) {
   Listing out;
   out.where = req.source;
-  std::error_code ec;
-  if (!fs::is_directory(req.source, ec))
-    throw Error(ErrorKind::not_found, "'" + req.source + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
   std::set<std::string> projects;
-  for (const auto& e : fs::directory_iterator(req.source)) {
+  for (const auto& [e, w] : directory_wheels(req.source)) {
     const std::string fn = e.path().filename().string();
-    if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
-    WheelFilename w;
-    try {
-      w = parse_wheel_filename(fn);
-    } catch (const Error&) {
-      continue;
-    }
     // pin --lock over a directory: the locked build's wheels, by what
     // they record, whatever the kernel named its distribution.
     IndexFile local;
@@ -276,19 +306,15 @@ Listing list_directory(const PinRequest& req, std::optional<std::string>& wanted
 // The files on the project page of `wanted` (or of the index's only
 // project), their URLs made absolute.
 Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, HttpClient& http, PinResult& result) {
-  if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
-    throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
-  std::string root = req.source;
-  if (!root.ends_with("/")) root += "/";
+  const std::string root = index_root(req.source);
   if (!wanted) {
-    Page p = fetch_page(root, &http, "index page");
-    auto names = parse_root_page(p.body, p.json, root);
+    const std::vector<std::string> names = index_projects(root, http);
     if (names.size() != 1) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       throw Error(ErrorKind::usage, "index " + root + " lists " + std::to_string(names.size()) + " projects" + (list.empty() ? "" : " (" + list + ")") + "; pass --name");
     }
-    wanted = normalize_name(names.front());
+    wanted = names.front();
   }
   Listing out;
   const std::string project_url = root + encode_component(*wanted) + "/";
@@ -400,10 +426,7 @@ PinResult pin(const PinRequest& req) {
   PinResult result;
   const bool is_url = req.source.find("://") != std::string::npos;
   std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
-  HttpOptions ho;
-  ho.user_agent = "kwheel/" KWHEEL_VERSION;
-  ho.max_attempts = 3;
-  HttpClient http(ho, req.transport);
+  HttpClient http(pin_http_options(), req.transport);
 
   const Listing listing = is_url ? list_index(req, wanted, http, result) : list_directory(req, wanted, result);
   result.project = *wanted;
@@ -443,30 +466,13 @@ namespace {
 std::vector<std::string> source_projects(const PinRequest& req) {
   std::set<std::string> names;
   if (req.source.find("://") == std::string::npos) {
-    std::error_code ec;
-    if (!fs::is_directory(req.source, ec))
-      throw Error(ErrorKind::not_found, "'" + req.source + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
-    for (const auto& e : fs::directory_iterator(req.source)) {
-      const std::string fn = e.path().filename().string();
-      if (!e.is_regular_file() || e.path().extension() != ".whl" || fn.starts_with(".")) continue;
-      try {
-        names.insert(normalize_name(parse_wheel_filename(fn).name));
-      } catch (const Error&) {
-      }
-    }
+    for (const auto& [e, w] : directory_wheels(req.source)) names.insert(normalize_name(w.name));
     if (names.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
     return {names.begin(), names.end()};
   }
-  if (!req.source.starts_with("http://") && !req.source.starts_with("https://") && !req.source.starts_with("file://"))
-    throw Error(ErrorKind::usage, "index URL '" + req.source + "' must be http://, https:// or file://");
-  std::string root = req.source;
-  if (!root.ends_with("/")) root += "/";
-  HttpOptions ho;
-  ho.user_agent = "kwheel/" KWHEEL_VERSION;
-  ho.max_attempts = 3;
-  HttpClient http(ho, req.transport);
-  const Page p = fetch_page(root, &http, "index page");
-  for (const auto& n : parse_root_page(p.body, p.json, root)) names.insert(normalize_name(n));
+  const std::string root = index_root(req.source);
+  HttpClient http(pin_http_options(), req.transport);
+  for (auto& n : index_projects(root, http)) names.insert(std::move(n));
   if (names.empty()) throw Error(ErrorKind::not_found, "index " + root + " lists no project");
   return {names.begin(), names.end()};
 }
