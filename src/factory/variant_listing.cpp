@@ -32,17 +32,11 @@ std::vector<ListedVariant> listed(std::vector<std::string> names) {
   return out;
 }
 
-// N for a branch named vN.
-std::optional<uint64_t> branch_version(const std::string& name) {
-  if (name.size() < 2 || name.size() > 12 || name[0] != 'v' || name.find_first_not_of("0123456789", 1) != std::string::npos) return std::nullopt;
-  return std::stoull(name.substr(1));
-}
-
 // Every vN branch's variants, from each commit's tree (names only).
 std::vector<VersionVariants> every_version(ResolvedSource& src) {
   std::vector<VersionVariants> out;
   for (const auto& ref : src.client->list_refs()) {
-    const auto n = ref.kind == "branch" ? branch_version(ref.name) : std::nullopt;
+    const auto n = ref.kind == "branch" ? version_branch(ref.name) : std::nullopt;
     if (!n) continue;
     VersionVariants v{*n, ref.name, ref.commit, {}};
     v.variants = listed(variant_names(ref.commit == src.resolution->commit ? src.tree : src.client->list_tree(ref.commit)));

@@ -23,12 +23,6 @@ bool all_digits(const std::string& s) {
 // A list for a message: "a, b", or "none".
 std::string listed(const std::vector<std::string>& items) { return items.empty() ? "none" : join(items, ", "); }
 
-// The N of a version branch name "vN" (kernels >= 0.14), if it is one.
-std::optional<uint64_t> version_branch(const std::string& name) {
-  if (name.size() < 2 || name[0] != 'v' || !all_digits(name.substr(1))) return std::nullopt;
-  return std::stoull(name.substr(1));
-}
-
 // The version a tag name stands for: "v0.1.1" -> 0.1.1.
 std::optional<Version> tag_version(const std::string& name) {
   if (name.size() < 2 || name[0] != 'v') return std::nullopt;
@@ -68,6 +62,11 @@ class Pagination {
 };
 
 }  // namespace
+
+std::optional<uint64_t> version_branch(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'v' || !all_digits(name.substr(1))) return std::nullopt;
+  return std::stoull(name.substr(1));
+}
 
 HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs, std::shared_ptr<Transport> transport)
     : config_(std::move(config)),

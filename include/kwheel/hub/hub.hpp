@@ -28,6 +28,10 @@ struct Resolution {
   bool latest = false;             // neither --version nor --revision: the highest vN was taken
 };
 
+// The N of a version branch name "vN" (kernels >= 0.14), if it is one: at
+// most 8 digits, the versions metadata.json may name.
+std::optional<uint64_t> version_branch(const std::string& name);
+
 struct FetchProgress {
   std::function<void(uint64_t files, uint64_t bytes)> on_plan;   // what must be downloaded
   // Before any download: every file (as fetch() will return them) and the
