@@ -442,8 +442,6 @@ TEST(DescribedTarget, TakesMajorMinorAndRefusesOtherText) {
   error_of([] { described_target("2.7", std::string("12.6+x")); }, ErrorKind::usage);
 }
 
-}  // namespace
-}  // namespace kwheel
 
 TEST_F(PinOverHttp, APageServedOverHttpMayNotLinkALocalFile) {
   // file:///dev/zero would never end; any local file would be read as a candidate.
@@ -452,3 +450,6 @@ TEST_F(PinOverHttp, APageServedOverHttpMayNotLinkALocalFile) {
   const std::string e = error_of([&] { pin(request()); }, ErrorKind::input);
   EXPECT_NE(e.find("links the local file 'file:///dev/zero"), std::string::npos) << e;
 }
+
+}  // namespace
+}  // namespace kwheel
