@@ -252,10 +252,14 @@ def test_pin_with_netrc_and_cert_then_pip_installs_with_hashes(index, pki, home,
     out = work / "pinned"
     out.mkdir(exist_ok=True)
     reqs = out / "requirements.txt"
+    before = len(served(work))
     r = run([kwheel_bin, "pin", f"{index}/simple/", "--name", KERNEL, "--cert", pki["ca"], "--python", TARGET_PY,
              "-o", reqs, "--json"], env)
     report = json_of(ok(r))
     assert report, report
+    # pin read the kernel's page through the front as the netrc's user (nginx logs the name only).
+    assert any(g["agent"].startswith("kwheel/") and g["user"] == USER and g["path"] == f"/simple/{KERNEL}/"
+               and g["status"] == "200" for g in served(work)[before:]), served(work)[before:]
     text = reqs.read_text()
     assert f"--index-url {index}/simple/" in text, text  # no userinfo: pip finds the netrc itself
     pins = pinned(text)
@@ -289,6 +293,7 @@ def test_pin_to_pylock_then_pip_26_and_uv_install_it(index, pki, home, dist, wor
     packages = {p["name"]: p for p in doc["packages"]}
     assert {KERNEL, "einops"} <= set(packages), packages
     for name in (KERNEL, "einops"):
+        assert packages[name].get("index") == f"{index}/simple/", packages[name]
         wheels = packages[name].get("wheels") or []
         assert wheels and all(w["url"].startswith(f"{index}/") and re.fullmatch(r"[0-9a-f]{64}", w["hashes"]["sha256"])
                               for w in wheels), packages[name]
