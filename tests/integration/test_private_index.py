@@ -354,15 +354,18 @@ def test_pin_without_credentials_says_which_url_and_how(index, pki, bare_home, k
     no_secret(r)
 
 
-def test_pin_with_another_ca_names_cert(index, pki, home, dist, kwheel_bin):
-    r = run([kwheel_bin, "pin", f"{index}/simple/", "--name", KERNEL, "--cert", pki["other_ca"], "--python", TARGET_PY],
-            env_for(home))
+@pytest.mark.parametrize("ca", ["other_ca", None], ids=["another-ca", "system-cas"])
+def test_pin_with_the_wrong_ca_names_cert(index, pki, home, dist, kwheel_bin, ca):
+    """A CA that did not sign the front's certificate, given with --cert or (None) none at all, the
+    system's CAs: refused, in one line naming the host and --cert, with publish's exit code."""
+    cert = ["--cert", pki[ca]] if ca else []
+    r = run([kwheel_bin, "pin", f"{index}/simple/", "--name", KERNEL, *cert, "--python", TARGET_PY], env_for(home))
     assert r.returncode not in (0, 2), (r.returncode, r.stderr)  # refused, and not as a usage error
     line = one_line(r.stderr)
     assert "--cert" in line and "127.0.0.1" in line, line
     no_secret(r)
-    # publish, which has had --cert all along, gives the same kind of failure with the same CA.
-    pub = run([kwheel_bin, "publish", dist, "--repository-url", f"{index}/", "--cert", pki["other_ca"]],
+    # publish, which has had --cert all along, fails the same way with the same CA.
+    pub = run([kwheel_bin, "publish", dist, "--repository-url", f"{index}/", *cert],
               env_for(home, TWINE_USERNAME=USER, TWINE_PASSWORD=PASSWORD))
     assert pub.returncode == r.returncode, (pub.returncode, pub.stderr)
     no_secret(pub)
