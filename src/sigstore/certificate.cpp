@@ -80,9 +80,17 @@ std::vector<X509Ptr> verify_chain_at(X509* leaf, const TrustedRoot& root, std::i
                                       "), not an end entity");
   X509StorePtr store(X509_STORE_new());
   if (!store) throw std::runtime_error("OpenSSL: cannot make a certificate store");
-  for (const auto& ca : root.certificate_authorities)
+  // Only the authorities whose validFor holds `time` anchor a chain then:
+  // the trusted root retires a Fulcio CA by ending its validFor, and a
+  // certificate it issued after that is not Fulcio's (issue 38, defect 8).
+  bool any = false;
+  for (const auto& ca : root.certificate_authorities) {
+    if (!ca.valid_for.contains(time)) continue;
+    any = true;
     for (const auto& cert : ca.chain) X509_STORE_add_cert(store.get(), cert.get());
+  }
   openssl_error();  // a certificate listed twice is not an error worth keeping
+  if (!any) throw Error(ErrorKind::input, "no certificate authority of the trusted root is valid at " + format_rfc3339(time));
   X509StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), leaf, nullptr) != 1)
     throw std::runtime_error("OpenSSL: cannot start a chain verification");
