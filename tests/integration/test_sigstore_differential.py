@@ -26,6 +26,10 @@ the one place kwheel is meant to be stricter than sigstore-python on a real bund
 Where kwheel is deliberately stricter than sigstore-python, the pair is listed in
 EXPECTED_DIFFERENCES with the reason, and the test asserts that exact difference (so it
 fails if the difference goes away or changes sides).
+
+Issue 38's defects 6-9 add whole hostile bundles and trusted roots (instance.py's HOSTILE: a
+rotated-out TSA certificate, CA-shaped signing certificates, CAs and CT keys outside their
+validFor, moved unsigned Rekor fields), each with both verdicts recorded in HOSTILE_EXPECTED.
 """
 
 from __future__ import annotations
