@@ -58,3 +58,20 @@ TEST(SigstoreCheckpoint, MutationsAreRefused) {
   for (const char* malformed : {"origin\n1\nAAAA\n", "a\n\nb\n\n\xe2\x80\x94 x AAAAAAA=\n", "o\n1\nAA==\n\n\xe2\x80\x94 x AAAAAAA="})
     EXPECT_NE(kwheel::testing::error_of([&] { parse_signed_note(malformed); }).find("malformed checkpoint"), std::string::npos) << malformed;
 }
+
+TEST(SigstoreCheckpoint, KeyMustBeValidAtEveryGivenTime) {
+  // The suite's root ends the log key's validFor at this bundle's
+  // integrated time (closed interval): inside it the checkpoint verifies,
+  // one second after it no key may vouch, and every time given must hold.
+  const std::string name = "trust-root-tlog-validity-end-inclusive";
+  const CheckpointCase c = checkpoint_case(name);
+  const TrustedRoot root = root_for(name);
+  const std::int64_t end = std::stoll(bundle_json(name)["verificationMaterial"]["tlogEntries"][0]["integratedTime"].get<std::string>());
+  EXPECT_NO_THROW(verify_checkpoint(c.envelope, c.log_id, c.root_hash, root.tlogs, std::vector{end}));
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, c.log_id, c.root_hash, root.tlogs, std::vector{end + 1}); })
+                .find("valid at the signing time"),
+            std::string::npos);
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, c.log_id, c.root_hash, root.tlogs, std::vector{end, end + 1}); })
+                .find("valid at the signing time"),
+            std::string::npos);
+}
