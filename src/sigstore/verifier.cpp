@@ -54,6 +54,11 @@ EstablishedTimes establish_time(const Bundle& b, const TrustedRoot& root, std::i
     times.promised = e.integrated_time;
     times.all.push_back(*e.integrated_time);
   }
+  if (times.all.empty() && !b.timestamps.empty())
+    throw Error(ErrorKind::input, "none of the bundle's " + std::to_string(b.timestamps.size()) +
+                                      " signed timestamps verifies with a timestamp authority of the trusted root (signed by the "
+                                      "certificate it lists, over this signature, within its validFor), and there is no inclusion "
+                                      "promise: nothing establishes when it was signed");
   if (times.all.empty()) throw Error(ErrorKind::input, "no signed timestamp or inclusion promise verifies: nothing establishes when it was signed");
   return times;
 }
