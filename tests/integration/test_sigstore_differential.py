@@ -84,7 +84,9 @@ INSTANCE_CASE = "test-instance-v0.3"
 # the Rekor inclusion promise, and as the only source of time (no SET).
 INSTANCE_TIMESTAMPED = "test-instance-timestamped"
 INSTANCE_TIMESTAMP_ONLY = "test-instance-timestamp-only"
-INSTANCE_CASES = [INSTANCE_CASE, INSTANCE_TIMESTAMPED, INSTANCE_TIMESTAMP_ONLY]
+# A Rekor v2 entry (hashedrekord 0.0.2, no SET, no integrated time) with its TSA timestamp.
+INSTANCE_REKOR_V2 = "test-instance-rekor-v2"
+INSTANCE_CASES = [INSTANCE_CASE, INSTANCE_TIMESTAMPED, INSTANCE_TIMESTAMP_ONLY, INSTANCE_REKOR_V2]
 INSTANCE_ARTIFACT = b'{\n  "name": "relu",\n  "version": 1\n}'
 
 # (bundle, mutation) -> (kwheel verifies, sigstore-python verifies, why they differ).
@@ -286,7 +288,8 @@ def cases(tmp_path_factory) -> dict[str, Case]:
     ident = si.Identity()
     for name, bundle in ((INSTANCE_CASE, inst.sign(INSTANCE_ARTIFACT)),
                          (INSTANCE_TIMESTAMPED, inst.sign(INSTANCE_ARTIFACT, timestamped=True)),
-                         (INSTANCE_TIMESTAMP_ONLY, inst.sign(INSTANCE_ARTIFACT, timestamped=True, inclusion_promise=False))):
+                         (INSTANCE_TIMESTAMP_ONLY, inst.sign(INSTANCE_ARTIFACT, timestamped=True, inclusion_promise=False)),
+                         (INSTANCE_REKOR_V2, inst.sign(INSTANCE_ARTIFACT, rekor_v2=True))):
         out[name] = Case(name=name, bundle=bundle, artifact=d / "artifact", identity=ident.san_uri, issuer=ident.issuer,
                          trusted_root=d / "trusted_root.json")
     return out

@@ -376,14 +376,13 @@ ess_cert_id_alg = sha256
         cert = self.issue(key, identity, when, ca=ca_leaf)
         digest = hashlib.sha256(artifact).digest()
         signature = key.sign(artifact, ec.ECDSA(hashes.SHA256()))
-        parts = Parts(cert, signature, digest, self.hashedrekord(cert, signature, digest), int(when.timestamp()), -1)
+        # Rekor v2 writes no integrated time ("0"); a `mutate` may write one, which nothing signs.
+        parts = Parts(cert, signature, digest, self.hashedrekord(cert, signature, digest), 0 if rekor_v2 else int(when.timestamp()), -1)
         if mutate:
             mutate(parts)
         entry = self._tlog_entry(parts, rekor_v2=rekor_v2, retired_key=retired_log_key)
         if rekor_v2:
-            timestamped = True
-        if rekor_v2 and parts.integrated_time == int(when.timestamp()):
-            entry["integratedTime"] = "0"  # as Rekor v2 writes it: no integrated time
+            timestamped = True  # a Rekor v2 entry has no SET: the TSA is the only source of time
         if not inclusion_promise and not rekor_v2:
             del entry["inclusionPromise"]
         material = {"certificate": {"rawBytes": b64(parts.certificate.public_bytes(serialization.Encoding.DER))},
