@@ -130,7 +130,8 @@ void signing_material(Bundle& b, const BundleField& vm) {
     if (list.empty()) throw certs.error("is empty: the bundle has no signing certificate");
     b.certificate = bundle_certificate(certs.item(0));
     for (size_t i = 1; i < list.size(); ++i) b.chain.push_back(bundle_certificate(certs.item(i)));
-    if (X509_check_ca(b.certificate.get()) > 0) throw certs.error("holds a CA certificate where the signing certificate belongs");
+    // A CA in the leaf's place is refused by the verifier's certificate
+    // chain check, the same for every bundle version (verify_chain_at).
     for (const auto& c : b.chain)
       if (is_root_ca(c.get())) throw certs.error("holds a root certificate: a bundle must not carry its own trust anchor");
     return;

@@ -64,11 +64,33 @@ void collect_sans(X509* cert, std::vector<std::string>& out) {
 }  // namespace
 
 std::vector<X509Ptr> verify_chain_at(X509* leaf, const TrustedRoot& root, std::int64_t time) {
+  // The signing certificate is an end entity on every bundle path (v0.1,
+  // v0.2 and v0.3 alike): a CA in the leaf's place could issue further
+  // "signing" certificates of its own (issue 38, defect 7). OpenSSL's chain
+  // check without a purpose does not look at the leaf at all, and
+  // X509_check_ca alone calls a cA=TRUE certificate without keyCertSign "not
+  // a CA"; sigstore-python refuses either flag (cert_is_ca, and
+  // cryptography's end-entity profile).
+  const bool ca_flag = (X509_get_extension_flags(leaf) & EXFLAG_CA) != 0;
+  const std::uint32_t ku = X509_get_key_usage(leaf);
+  const bool cert_sign = ku != UINT32_MAX && (ku & KU_KEY_CERT_SIGN) != 0;
+  if (ca_flag || cert_sign || X509_check_ca(leaf) > 0)
+    throw Error(ErrorKind::input, std::string("the signing certificate is a CA certificate (") +
+                                      (ca_flag ? "basicConstraints cA=TRUE" : cert_sign ? "keyUsage keyCertSign" : "OpenSSL's CA rules") +
+                                      "), not an end entity");
   X509StorePtr store(X509_STORE_new());
   if (!store) throw std::runtime_error("OpenSSL: cannot make a certificate store");
-  for (const auto& ca : root.certificate_authorities)
+  // Only the authorities whose validFor holds `time` anchor a chain then:
+  // the trusted root retires a Fulcio CA by ending its validFor, and a
+  // certificate it issued after that is not Fulcio's (issue 38, defect 8).
+  bool any = false;
+  for (const auto& ca : root.certificate_authorities) {
+    if (!ca.valid_for.contains(time)) continue;
+    any = true;
     for (const auto& cert : ca.chain) X509_STORE_add_cert(store.get(), cert.get());
+  }
   openssl_error();  // a certificate listed twice is not an error worth keeping
+  if (!any) throw Error(ErrorKind::input, "no certificate authority of the trusted root is valid at " + format_rfc3339(time));
   X509StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), leaf, nullptr) != 1)
     throw std::runtime_error("OpenSSL: cannot start a chain verification");

@@ -68,7 +68,7 @@ Checkpoint parse_checkpoint(std::string_view text) {
 }
 
 Checkpoint verify_checkpoint(std::string_view envelope, std::span<const unsigned char> log_id, std::span<const unsigned char> root_hash,
-                             const std::vector<LogKey>& tlogs, std::optional<std::int64_t> valid_at) {
+                             const std::vector<LogKey>& tlogs, std::span<const std::int64_t> valid_at) {
   const SignedNote note = parse_signed_note(envelope);
   const Checkpoint checkpoint = parse_checkpoint(note.text);
   if (log_id.size() < 4) throw Error(ErrorKind::input, "the log entry's log ID is shorter than a key hint");
@@ -79,7 +79,7 @@ Checkpoint verify_checkpoint(std::string_view envelope, std::span<const unsigned
     throw Error(ErrorKind::input, "the checkpoint has no signature of log " + to_hex(log_id));
   const auto text = std::span(reinterpret_cast<const unsigned char*>(note.text.data()), note.text.size());
   if (!verify_with_log_keys(tlogs, log_id, mine->signature, text, valid_at))
-    throw Error(ErrorKind::input, "the checkpoint's signature by " + printable(mine->name) + " does not verify with the trusted root's log keys");
+    throw Error(ErrorKind::input, "the checkpoint's signature by " + printable(mine->name) + " does not verify with a log key of the trusted root valid at the signing time");
   if (!std::ranges::equal(checkpoint.root_hash, root_hash))
     throw Error(ErrorKind::input, "the checkpoint's root hash " + to_hex(checkpoint.root_hash) + " is not the inclusion proof's " + to_hex(root_hash));
   return checkpoint;

@@ -58,13 +58,10 @@ json hashedrekord_v002(X509* cert, std::span<const unsigned char> signature, std
                 {"verifier", {{"keyDetails", *details}, {"x509Certificate", {{"rawBytes", standard_b64(certificate_der(cert))}}}}}}}}}}}};
 }
 
-// The log key validity that matters: when the log integrated the entry
-// (Rekor v1), else when the TSA says it was signed (Rekor v2). A time at
-// which no key was valid finds no key.
-std::optional<std::int64_t> key_time(const TlogEntry& e, const std::vector<std::int64_t>& established) {
-  if (e.integrated_time) return e.integrated_time;
-  if (!established.empty()) return *std::min_element(established.begin(), established.end());
-  return std::nullopt;
+std::string format_times(std::span<const std::int64_t> times) {
+  std::string out;
+  for (std::int64_t t : times) out += (out.empty() ? "" : ", ") + format_rfc3339(t);
+  return out;
 }
 
 }  // namespace
@@ -84,18 +81,32 @@ void verify_log_entry(const TlogEntry& e, const TrustedRoot& root, const std::ve
   } catch (const Error& err) {
     throw entry_error("inclusion proof", err.what());
   }
-  const auto at = key_time(e, established);
+  // Which log key may vouch is decided by the established times alone:
+  // times a signature covers (the TSA's genTime, the integrated time under
+  // the SET). The entry's own integratedTime is not one of them unless its
+  // SET verifies below, and a Rekor v2 entry, or a v1 entry without an
+  // inclusion promise, has nothing that signs it: an attacker could move it
+  // into a retired key's window (issue 38, defect 9).
+  Checkpoint checkpoint;
   try {
-    verify_checkpoint(p.checkpoint, e.log_id, p.root_hash, root.tlogs, at);
+    checkpoint = verify_checkpoint(p.checkpoint, e.log_id, p.root_hash, root.tlogs, established);
   } catch (const Error& err) {
     throw entry_error("checkpoint", err.what());
   }
+  // The proof's treeSize is the bundle's word until it is the size the log
+  // signed: with another size, the same hashes can prove the same leaf under
+  // the same root at another index (the leaf 5 of 6 proves as leaf 3 of 4),
+  // and without a SET that index is what is reported. sigstore-python 4.5.1
+  // does not compare them (it reports no index).
+  if (checkpoint.size != p.tree_size)
+    throw entry_error("checkpoint", "the log signed a tree of " + std::to_string(checkpoint.size) + " entries; the inclusion proof claims " +
+                                        std::to_string(p.tree_size));
   if (e.signed_entry_timestamp && e.integrated_time) {
     const std::string payload = inclusion_promise_payload(e);
     if (!verify_with_log_keys(root.tlogs, e.log_id, *e.signed_entry_timestamp,
-                              std::span(reinterpret_cast<const unsigned char*>(payload.data()), payload.size()), at))
-      throw entry_error("inclusion promise", "the signed entry timestamp does not verify with a log key valid at " +
-                                                 format_rfc3339(*e.integrated_time));
+                              std::span(reinterpret_cast<const unsigned char*>(payload.data()), payload.size()), established))
+      throw entry_error("inclusion promise", "the signed entry timestamp does not verify with a log key valid at the signing time (" +
+                                                 format_times(established) + ")");
   }
 }
 

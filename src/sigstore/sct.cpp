@@ -59,7 +59,8 @@ Bytes signed_data(SCT* sct, X509* leaf, std::span<const unsigned char> issuer_ke
 
 }  // namespace
 
-void verify_embedded_sct(X509* leaf, const std::vector<X509Ptr>& chain, const TrustedRoot& root) {
+void verify_embedded_sct(X509* leaf, const std::vector<X509Ptr>& chain, const TrustedRoot& root,
+                         std::span<const std::int64_t> established) {
   int critical = 0;
   SctListPtr scts(static_cast<STACK_OF(SCT)*>(X509_get_ext_d2i(leaf, NID_ct_precert_scts, &critical, nullptr)));
   if (!scts) throw Error(ErrorKind::input, "the signing certificate carries no signed certificate timestamp");
@@ -83,8 +84,13 @@ void verify_embedded_sct(X509* leaf, const std::vector<X509Ptr>& chain, const Tr
   const size_t log_id_len = SCT_get0_log_id(sct, &log_id);
   unsigned char* sig = nullptr;
   const size_t sig_len = SCT_get0_signature(sct, &sig);
-  if (!verify_with_log_keys(root.ctlogs, std::span<const unsigned char>(log_id, log_id_len), std::span<const unsigned char>(sig, sig_len), data))
-    throw Error(ErrorKind::input, "the SCT's signature does not verify with the trusted root's CT log keys");
+  // A CT log key vouches only inside its validFor, held to the signing
+  // time the verifier established from signed sources, not to the SCT's own
+  // timestamp: the holder of a retired key could write any timestamp into
+  // an SCT it makes (issue 38, defect 8).
+  if (!verify_with_log_keys(root.ctlogs, std::span<const unsigned char>(log_id, log_id_len), std::span<const unsigned char>(sig, sig_len), data,
+                            established))
+    throw Error(ErrorKind::input, "the SCT's signature does not verify with a CT log key of the trusted root valid at the signing time");
 }
 
 }  // namespace kwheel::sigstore

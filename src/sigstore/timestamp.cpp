@@ -25,25 +25,39 @@ std::int64_t gen_time_of(TS_RESP* resp) {
   return static_cast<std::int64_t>(timegm(&tm));
 }
 
-// One TSA's verdict on one response: the token's signature by the TSA's
-// certificate, its chain to the TSA's root at genTime, and the message
-// imprint over `signature`.
+// One TSA's verdict on one response: the token's signature by the signing
+// certificate the trusted root lists for this TSA (its chain's first
+// certificate), that certificate's chain to the TSA's root at genTime, and
+// the message imprint over `signature`. A token signed by another
+// certificate under the same root (one the TSA rotated out, or any other the
+// root's owner issued) is not this authority's word: sigstore-python hands
+// rfc3161-client the listed certificate as the one TSA certificate, and
+// OpenSSL alone would accept any signer that chains to the root (issue 38,
+// defect 6).
 bool tsa_signed(TS_RESP* resp, const CertificateAuthority& tsa, std::span<const unsigned char> signature, std::int64_t gen_time) {
-  TsVerifyCtxPtr ctx(TS_VERIFY_CTX_new());
   X509StorePtr store(X509_STORE_new());
   X509StackPtr certs(sk_X509_new_null());
-  BioPtr data(BIO_new_mem_buf(signature.data(), static_cast<int>(signature.size())));
-  if (!ctx || !store || !certs || !data) throw std::runtime_error("OpenSSL: cannot set up a timestamp verification");
+  if (!store || !certs) throw std::runtime_error("OpenSSL: cannot set up a timestamp verification");
   X509_STORE_add_cert(store.get(), tsa.chain.back().get());
   X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(store.get()), static_cast<time_t>(gen_time));
+  // The listed signing certificate and intermediates, for a token that does
+  // not embed them.
   for (size_t i = 0; i + 1 < tsa.chain.size(); ++i) {
     X509Ptr c = share(tsa.chain[i].get());
     if (sk_X509_push(certs.get(), c.get()) > 0) c.release();
   }
+  X509* signer_out = nullptr;
+  const bool chained = TS_RESP_verify_signature(TS_RESP_get_token(resp), certs.get(), store.get(), &signer_out) == 1;
+  const X509Ptr signer(signer_out);  // TS_RESP_verify_signature hands back a reference of its own
+  openssl_error();
+  if (!chained || !signer || X509_cmp(signer.get(), tsa.chain.front().get()) != 0) return false;
+  // The rest of RFC 3161's checks on the signed token: its version and that
+  // it stamps these bytes.
+  TsVerifyCtxPtr ctx(TS_VERIFY_CTX_new());
+  BioPtr data(BIO_new_mem_buf(signature.data(), static_cast<int>(signature.size())));
+  if (!ctx || !data) throw std::runtime_error("OpenSSL: cannot set up a timestamp verification");
   // OpenSSL 3.0's TS_VERIFY_CTX_set_* take ownership (freed with the context).
-  TS_VERIFY_CTX_set_flags(ctx.get(), TS_VFY_VERSION | TS_VFY_SIGNATURE | TS_VFY_DATA);
-  TS_VERIFY_CTX_set_store(ctx.get(), store.release());
-  TS_VERIFY_CTX_set_certs(ctx.get(), certs.release());
+  TS_VERIFY_CTX_set_flags(ctx.get(), TS_VFY_VERSION | TS_VFY_DATA);
   TS_VERIFY_CTX_set_data(ctx.get(), data.release());
   const bool ok = TS_RESP_verify_response(ctx.get(), resp) == 1;
   openssl_error();

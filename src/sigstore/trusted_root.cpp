@@ -142,10 +142,10 @@ TrustedRoot embedded_trusted_root(bool staging) {
 }
 
 bool verify_with_log_keys(const std::vector<LogKey>& keys, std::span<const unsigned char> log_id, std::span<const unsigned char> signature,
-                          std::span<const unsigned char> data, std::optional<std::int64_t> valid_at) {
+                          std::span<const unsigned char> data, std::span<const std::int64_t> valid_at) {
   std::vector<const LogKey*> usable;
   for (const auto& k : keys)
-    if (!valid_at || k.valid_for.contains(*valid_at)) usable.push_back(&k);
+    if (std::ranges::all_of(valid_at, [&](std::int64_t t) { return k.valid_for.contains(t); })) usable.push_back(&k);
   std::vector<const LogKey*> named;
   for (const LogKey* k : usable)
     if (std::ranges::equal(k->key_id, log_id)) named.push_back(k);

@@ -28,22 +28,38 @@ auto run_check(Check check, const std::string& what, F&& f) {
   }
 }
 
-// sigstore-python's _establish_time: every TSA time that verifies, and the
-// log's integrated time when an inclusion promise vouches for it.
-std::vector<std::int64_t> establish_time(const Bundle& b, const TrustedRoot& root, std::int64_t now) {
-  std::vector<std::int64_t> times;
+// When it was signed, from signed sources only (sigstore-python's
+// _establish_time): every TSA genTime that verifies, and the log's
+// integrated time when an inclusion promise vouches for it (the SET is
+// checked in log_entry). These times, and nothing the bundle states
+// unsigned, then choose which CA, CT log key and log key may vouch.
+struct EstablishedTimes {
+  std::vector<std::int64_t> all;      // what every later check is held to
+  std::vector<std::int64_t> tsa;      // the TSA genTimes among them
+  std::optional<std::int64_t> promised;  // the integrated time under the SET
+};
+
+EstablishedTimes establish_time(const Bundle& b, const TrustedRoot& root, std::int64_t now) {
+  EstablishedTimes times;
   if (!b.timestamps.empty()) {
     if (root.timestamp_authorities.empty())
       throw Error(ErrorKind::input, "the bundle carries signed timestamps but the trusted root names no timestamp authority");
-    times = verify_timestamps(b.timestamps, b.message_signature->signature, root, now);
+    times.tsa = verify_timestamps(b.timestamps, b.message_signature->signature, root, now);
   }
+  times.all = times.tsa;
   const TlogEntry& e = b.entry;
   if (e.integrated_time && e.signed_entry_timestamp) {
     if (e.version != "0.0.1" || (e.kind != "hashedrekord" && e.kind != "dsse"))
       throw Error(ErrorKind::input, "an integrated time is only meaningful for hashedrekord and dsse 0.0.1 entries");
-    times.push_back(*e.integrated_time);
+    times.promised = e.integrated_time;
+    times.all.push_back(*e.integrated_time);
   }
-  if (times.empty()) throw Error(ErrorKind::input, "no signed timestamp or inclusion promise verifies: nothing establishes when it was signed");
+  if (times.all.empty() && !b.timestamps.empty())
+    throw Error(ErrorKind::input, "none of the bundle's " + std::to_string(b.timestamps.size()) +
+                                      " signed timestamps verifies with a timestamp authority of the trusted root (signed by the "
+                                      "certificate it lists, over this signature, within its validFor), and there is no inclusion "
+                                      "promise: nothing establishes when it was signed");
+  if (times.all.empty()) throw Error(ErrorKind::input, "no signed timestamp or inclusion promise verifies: nothing establishes when it was signed");
   return times;
 }
 
@@ -89,10 +105,11 @@ VerificationResult verify_bundle(const Bundle& b, std::span<const unsigned char>
                             Reason::unsupported_bundle);
   X509* cert = b.certificate.get();
   VerificationResult r;
-  const auto times = run_check(Check::established_time, what, [&] { return establish_time(b, root, now); });
+  const EstablishedTimes established = run_check(Check::established_time, what, [&] { return establish_time(b, root, now); });
+  const std::vector<std::int64_t>& times = established.all;
   std::vector<X509Ptr> chain;
   for (std::int64_t t : times) chain = run_check(Check::certificate_chain, what, [&] { return verify_chain_at(cert, root, t); });
-  run_check(Check::sct, what, [&] { verify_embedded_sct(cert, chain, root); });
+  run_check(Check::sct, what, [&] { verify_embedded_sct(cert, chain, root, times); });
   run_check(Check::key_usage, what, [&] { check_code_signing_usage(cert); });
   r.identity = run_check(Check::identity, what, [&] { return match_identity(cert, policy, r); });
   run_check(Check::log_entry, what, [&] { verify_log_entry(b.entry, root, times); });
@@ -113,11 +130,13 @@ VerificationResult verify_bundle(const Bundle& b, std::span<const unsigned char>
       throw Error(ErrorKind::input, "the signature does not verify over the artifact with the certificate's key");
   });
   run_check(Check::log_body, what, [&] { verify_entry_body(b.entry, cert, ms.signature, digest); });
-  r.log_index = b.entry.log_index;
+  // What is reported is what was verified: the entry's logIndex only where
+  // the SET signs it, else the index the inclusion proof proves; the
+  // integrated time only where the SET signs it.
+  r.log_index = established.promised ? b.entry.log_index : b.entry.inclusion_proof.log_index;
   r.log_entry_kind = b.entry.kind + " " + b.entry.version;
-  r.integrated_time = b.entry.integrated_time;
-  for (std::int64_t t : times)
-    if (!b.entry.integrated_time || t != *b.entry.integrated_time || !b.entry.signed_entry_timestamp) r.timestamps.push_back(t);
+  r.integrated_time = established.promised;
+  r.timestamps = established.tsa;
   r.established_time = *std::min_element(times.begin(), times.end());
   return r;
 }

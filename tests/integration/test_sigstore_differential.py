@@ -26,6 +26,10 @@ the one place kwheel is meant to be stricter than sigstore-python on a real bund
 Where kwheel is deliberately stricter than sigstore-python, the pair is listed in
 EXPECTED_DIFFERENCES with the reason, and the test asserts that exact difference (so it
 fails if the difference goes away or changes sides).
+
+Issue 38's defects 6-9 add whole hostile bundles and trusted roots (instance.py's HOSTILE: a
+rotated-out TSA certificate, CA-shaped signing certificates, CAs and CT keys outside their
+validFor, moved unsigned Rekor fields), each with both verdicts recorded in HOSTILE_EXPECTED.
 """
 
 from __future__ import annotations
@@ -80,7 +84,9 @@ INSTANCE_CASE = "test-instance-v0.3"
 # the Rekor inclusion promise, and as the only source of time (no SET).
 INSTANCE_TIMESTAMPED = "test-instance-timestamped"
 INSTANCE_TIMESTAMP_ONLY = "test-instance-timestamp-only"
-INSTANCE_CASES = [INSTANCE_CASE, INSTANCE_TIMESTAMPED, INSTANCE_TIMESTAMP_ONLY]
+# A Rekor v2 entry (hashedrekord 0.0.2, no SET, no integrated time) with its TSA timestamp.
+INSTANCE_REKOR_V2 = "test-instance-rekor-v2"
+INSTANCE_CASES = [INSTANCE_CASE, INSTANCE_TIMESTAMPED, INSTANCE_TIMESTAMP_ONLY, INSTANCE_REKOR_V2]
 INSTANCE_ARTIFACT = b'{\n  "name": "relu",\n  "version": 1\n}'
 
 # (bundle, mutation) -> (kwheel verifies, sigstore-python verifies, why they differ).
@@ -282,7 +288,8 @@ def cases(tmp_path_factory) -> dict[str, Case]:
     ident = si.Identity()
     for name, bundle in ((INSTANCE_CASE, inst.sign(INSTANCE_ARTIFACT)),
                          (INSTANCE_TIMESTAMPED, inst.sign(INSTANCE_ARTIFACT, timestamped=True)),
-                         (INSTANCE_TIMESTAMP_ONLY, inst.sign(INSTANCE_ARTIFACT, timestamped=True, inclusion_promise=False))):
+                         (INSTANCE_TIMESTAMP_ONLY, inst.sign(INSTANCE_ARTIFACT, timestamped=True, inclusion_promise=False)),
+                         (INSTANCE_REKOR_V2, inst.sign(INSTANCE_ARTIFACT, rekor_v2=True))):
         out[name] = Case(name=name, bundle=bundle, artifact=d / "artifact", identity=ident.san_uri, issuer=ident.issuer,
                          trusted_root=d / "trusted_root.json")
     return out
@@ -422,3 +429,77 @@ def test_every_bundle_is_mutated_somewhere(cases):
                 pass
         assert {"signature", "certificate", "body", "media-type"} <= set(applied), (name, applied)
         assert len(applied) >= 5, (name, applied)
+
+
+# --------------------------------------------------------------------------- issue 38, defects 6-9
+
+# The hostile bundles and trusted roots of tests/sigstore/instance.py's HOSTILE, each verified by
+# both: name -> (kwheel verifies, the check kwheel refuses by, sigstore-python verifies, why the
+# two differ or None). Both verdicts and reasons are printed (pytest -rA shows them).
+FROM_OUTSIDE_DIFFERS = ("sigstore-python 4.5.1 takes every Fulcio CA, CT log key and Rekor key whose validFor has "
+                        "started by now, whatever the signing time (TrustedRoot.get_fulcio_certs, ct_keyring and "
+                        "rekor_keyring with KeyringPurpose.VERIFY: allow_expired=True); kwheel, as sigstore-go, uses "
+                        "one only when its validFor holds the signing time established from signed sources")
+HOSTILE_EXPECTED: dict[str, tuple[bool, str | None, bool, str | None]] = {
+    # 6. Both refuse: sigstore-python gives rfc3161-client the listed certificate as the TSA's, so
+    # the token's signer must be it; kwheel now pins it too (it accepted any signer under the root).
+    "tsa-rotated-out-certificate": (False, "established time", False, None),
+    # 7. Both refuse: cryptography's end-entity profile refuses a cA=TRUE leaf on v0.3, and
+    # Bundle._verify's cert_is_leaf on v0.2 (cA without keyCertSign is an "invalid state"
+    # there); kwheel's chain check refuses every version (it let v0.3 through, and cA alone on
+    # every version, since X509_check_ca calls that "not a CA").
+    "ca-leaf-v0.3": (False, "certificate chain", False, None),
+    "ca-flag-leaf-v0.3": (False, "certificate chain", False, None),
+    "ca-flag-leaf-v0.2": (False, "certificate chain", False, None),
+    # 8. kwheel refuses, sigstore-python verifies.
+    "fulcio-ca-retired-before-signing": (False, "certificate chain", True, FROM_OUTSIDE_DIFFERS),
+    "fulcio-ca-started-after-signing": (False, "certificate chain", True, FROM_OUTSIDE_DIFFERS),
+    "ct-key-retired-before-signing": (False, "signed certificate timestamp", True, FROM_OUTSIDE_DIFFERS),
+    # 9. The moved integrated time is signed by nothing: both verify the good bundle whatever it
+    # says (kwheel refused it, holding the key to the moved time) ...
+    "rekor-v2-integrated-time-before-key": (True, None, True, None),
+    "timestamp-only-v1-integrated-time-before-key": (True, None, True, None),
+    # ... and kwheel refuses the retired key's checkpoint at the TSA's time (it verified it, at
+    # the moved time). sigstore-python ignores the moved time too, but verifies because it uses
+    # retired log keys at any time.
+    "rekor-v2-retired-key-integrated-time-moved-in": (False, "log entry", True, FROM_OUTSIDE_DIFFERS),
+    "timestamp-only-v1-retired-key-integrated-time-moved-in": (False, "log entry", True, FROM_OUTSIDE_DIFFERS),
+    # 9's class: the proof claims leaf i' of a tree of n' (neither signed in Rekor v2), the same
+    # hashes proving the same leaf to the same signed root. sigstore-python verifies the Merkle
+    # proof at the proof's own size, compares only the root hash with the checkpoint and reports
+    # no index, so it verifies; kwheel reports the index (the proof's, without a SET), so it
+    # requires the proof's size to be the one the checkpoint signs, and refuses.
+    "rekor-v2-proof-at-another-index": (False, "log entry", True,
+                                        "sigstore-python does not tie the proof's treeSize to the checkpoint's signed size"),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_instance() -> si.SigstoreInstance:
+    return si.SigstoreInstance(name="kwheel-hostile")
+
+
+def test_every_hostile_case_has_an_expectation():
+    assert set(HOSTILE_EXPECTED) == set(si.HOSTILE)
+
+
+@pytest.mark.parametrize("name", list(si.HOSTILE))
+def test_hostile_bundle_against_sigstore_python(kwheel_bin, hostile_instance, production_verifier, no_network, tmp_path, name):
+    bundle, root = si.HOSTILE[name](hostile_instance, INSTANCE_ARTIFACT)
+    (tmp_path / "trusted_root.json").write_text(json.dumps(root))
+    (tmp_path / "artifact").write_bytes(INSTANCE_ARTIFACT)
+    ident = si.Identity()
+    case = Case(name=name, bundle=bundle, artifact=tmp_path / "artifact", identity=ident.san_uri, issuer=ident.issuer,
+                trusted_root=tmp_path / "trusted_root.json")
+    path = tmp_path / "bundle.sigstore.json"
+    path.write_text(json.dumps(bundle))
+
+    py_ok, py_said = sigstore_python_verdict(case, path.read_bytes(), production_verifier, no_network)
+    kw_ok, kw_said = kwheel_verdict(kwheel_bin, case, path)
+    print(f"{name}: kwheel {'verified' if kw_ok else 'refused'}; sigstore-python {'verified' if py_ok else 'refused'} ({py_said})\n{kw_said}")
+    want_kw, check, want_py, why = HOSTILE_EXPECTED[name]
+    assert py_ok == want_py, f"sigstore-python's verdict on {name} is not the one recorded: {py_said}"
+    assert kw_ok == want_kw, f"kwheel's verdict on {name} is not the one recorded: {kw_said}"
+    if check is not None:
+        assert f"{check}: " in kw_said, f"kwheel refused {name}, but not by its {check} check: {kw_said}"
+    assert (why is not None) == (kw_ok != py_ok), f"{name}: a difference needs its reason, and agreement none"

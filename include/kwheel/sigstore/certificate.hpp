@@ -15,9 +15,11 @@ namespace kwheel::sigstore {
 
 // The chain from `leaf` to one of the root's Fulcio certificates, valid at
 // `time` (seconds since the epoch), leaf excluded, issuer first. Every
-// Fulcio certificate is a trust anchor (as in sigstore-python's Store); the
-// bundle's own intermediates are never used. Extended key usage codeSigning
-// is allowed on the CAs. Throws Error(input) with OpenSSL's reason.
+// certificate of a Fulcio CA whose validFor holds `time` is a trust anchor
+// (as in sigstore-python's Store, which does not look at validFor); the
+// bundle's own intermediates are never used. The leaf must not be a CA.
+// Extended key usage codeSigning is allowed on the CAs. Throws
+// Error(input) with the reason.
 std::vector<X509Ptr> verify_chain_at(X509* leaf, const TrustedRoot& root, std::int64_t time);
 
 // digitalSignature in keyUsage and codeSigning in extendedKeyUsage, both

@@ -40,9 +40,10 @@ Checkpoint parse_checkpoint(std::string_view note_text);
 
 // The checkpoint of an inclusion proof, checked as sigstore-python does: the
 // signature line whose key hint is the first 4 bytes of `log_id` must be a
-// valid signature of a key of `tlogs` (valid at `valid_at` when given), and
-// the checkpoint's root hash must be `root_hash`. Throws Error(input).
+// valid signature of a key of `tlogs` valid at every time of `valid_at`
+// (verify_with_log_keys), and the checkpoint's root hash must be
+// `root_hash`. Throws Error(input).
 Checkpoint verify_checkpoint(std::string_view envelope, std::span<const unsigned char> log_id, std::span<const unsigned char> root_hash,
-                             const std::vector<LogKey>& tlogs, std::optional<std::int64_t> valid_at);
+                             const std::vector<LogKey>& tlogs, std::span<const std::int64_t> valid_at);
 
 }  // namespace kwheel::sigstore

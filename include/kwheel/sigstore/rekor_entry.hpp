@@ -20,8 +20,9 @@ namespace kwheel::sigstore {
 std::string inclusion_promise_payload(const TlogEntry& entry);
 
 // The inclusion proof and its signed checkpoint, then the SET when the
-// entry has one. Log keys are used only when valid at the entry's
-// integrated time (or, for Rekor v2, at `established` times). Throws
+// entry has one. Log keys are used only when valid at every `established`
+// time (the verifier's signed times: TSA genTimes and the integrated time
+// an inclusion promise covers), never by the entry's unsigned fields. Throws
 // Error(input) "inclusion proof: ...", "checkpoint: ..." or "inclusion
 // promise: ...".
 void verify_log_entry(const TlogEntry& entry, const TrustedRoot& root, const std::vector<std::int64_t>& established);

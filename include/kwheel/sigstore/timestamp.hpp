@@ -15,8 +15,9 @@ namespace kwheel::sigstore {
 constexpr size_t kMaxTimestamps = 32;  // sigstore-python's MAX_ALLOWED_TIMESTAMP
 
 // The genTime of every response that a TSA of `root` signed over
-// `signature` (the bundle's signature bytes), with its chain valid at that
-// time and the time inside the TSA's validFor. A response no TSA vouches
+// `signature` (the bundle's signature bytes) with the signing certificate
+// the root lists for it (its certChain's first), that certificate's chain
+// valid at that time and the time inside the TSA's validFor. A response no TSA vouches
 // for is left out, as in sigstore-python (the caller decides whether enough
 // remain). Throws Error(input) for more than 32 responses, a duplicate, or
 // a response that is not DER.

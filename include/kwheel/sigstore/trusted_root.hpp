@@ -6,6 +6,7 @@
 // (sigstore-data/, from sigstore-python's release).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,10 +61,14 @@ TrustedRoot embedded_trusted_root(bool staging);
 
 // Checks `signature` over `data` with the log key `log_id` names (by the
 // SHA-256 of its SubjectPublicKeyInfo); when none matches, every key of
-// `keys` is tried, as sigstore-python's Keyring does. Keys outside
-// `valid_at` (when given) are not used. Returns whether one verified.
+// `keys` is tried, as sigstore-python's Keyring does. A key is a candidate
+// only when its validFor holds every time of `valid_at`: the verifier
+// passes the established (signed) times, so a key the root retired before
+// the signing, or had not yet started, vouches for nothing (sigstore-go's
+// rule; sigstore-python only drops keys not yet valid now). Returns
+// whether one verified.
 bool verify_with_log_keys(const std::vector<LogKey>& keys, std::span<const unsigned char> log_id,
                           std::span<const unsigned char> signature, std::span<const unsigned char> data,
-                          std::optional<std::int64_t> valid_at = std::nullopt);
+                          std::span<const std::int64_t> valid_at);
 
 }  // namespace kwheel::sigstore

@@ -54,9 +54,9 @@ struct VerificationResult {
   std::string issuer;
   std::optional<std::string> build_signer_uri;
   std::optional<std::string> source_repository_uri;
-  std::uint64_t log_index = 0;
+  std::uint64_t log_index = 0;  // the entry's, as the SET signs it; without a SET, the inclusion proof's
   std::string log_entry_kind;  // "hashedrekord 0.0.1"
-  std::optional<std::int64_t> integrated_time;
+  std::optional<std::int64_t> integrated_time;  // only as an inclusion promise signs it (never Rekor v2's)
   std::vector<std::int64_t> timestamps;  // TSA genTimes that verified
   std::int64_t established_time = 0;     // the earliest verified time
 };

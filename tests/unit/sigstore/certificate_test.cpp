@@ -23,14 +23,14 @@ TEST(SigstoreCertificate, ChainHoldsOnlyInsideTheLifetime) {
                 .find("does not verify"),
             std::string::npos);
   EXPECT_NO_THROW(check_code_signing_usage(b.certificate.get()));
-  EXPECT_NO_THROW(verify_embedded_sct(b.certificate.get(), chain, root));
+  EXPECT_NO_THROW(verify_embedded_sct(b.certificate.get(), chain, root, std::vector{*b.entry.integrated_time}));
 }
 
 TEST(SigstoreCertificate, SctFromAnotherLogIsRefused) {
   const Bundle b = parse_bundle(bundle_text("invalid-ct-key_fail"), "b");
   const TrustedRoot root = root_for("invalid-ct-key_fail");
   const auto chain = verify_chain_at(b.certificate.get(), root, *b.entry.integrated_time);
-  EXPECT_NE(kwheel::testing::error_of([&] { verify_embedded_sct(b.certificate.get(), chain, root); }).find("SCT"), std::string::npos);
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_embedded_sct(b.certificate.get(), chain, root, std::vector{*b.entry.integrated_time}); }).find("SCT"), std::string::npos);
 }
 
 TEST(SigstoreCertificate, IdentityFromFulcioExtensions) {
@@ -43,4 +43,17 @@ TEST(SigstoreCertificate, IdentityFromFulcioExtensions) {
   EXPECT_EQ(id.issuer(), kIssuer);
   EXPECT_EQ(id.source_repository_uri, "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon");
   EXPECT_TRUE(id.build_signer_uri.has_value());
+}
+
+TEST(SigstoreCertificate, CaInTheLeafPlaceIsRefusedOnEveryPath) {
+  // issue 38, defect 7: the check lives in the chain check every bundle
+  // version goes through. Fulcio's own intermediate, a CA that chains to the
+  // root, offered as the signing certificate:
+  const TrustedRoot root = embedded_trusted_root(false);
+  for (const auto& ca : root.certificate_authorities) {
+    if (ca.chain.size() < 2) continue;
+    X509* intermediate = ca.chain.front().get();
+    const std::int64_t inside = not_before(intermediate) + 1;
+    EXPECT_NE(kwheel::testing::error_of([&] { verify_chain_at(intermediate, root, inside); }).find("is a CA certificate"), std::string::npos);
+  }
 }

@@ -38,7 +38,7 @@ TEST(SigstoreCheckpoint, VerifiesV1AndCosignedV2) {
   for (const char* name : {"happy-path-v0.3", "rekor2-happy-path", "rekor2-checkpoint-cosigned", "rekor2-checkpoint-origin-not-first",
                            "rekor2-checkpoint-multiple-cosigs"}) {
     const CheckpointCase c = checkpoint_case(name);
-    EXPECT_NO_THROW(verify_checkpoint(c.envelope, c.log_id, c.root_hash, root_for(name).tlogs, std::nullopt)) << name;
+    EXPECT_NO_THROW(verify_checkpoint(c.envelope, c.log_id, c.root_hash, root_for(name).tlogs, {})) << name;
   }
 }
 
@@ -47,14 +47,31 @@ TEST(SigstoreCheckpoint, MutationsAreRefused) {
   const auto& keys = root_for("happy-path-v0.3").tlogs;
   std::string bad = c.envelope;
   bad[bad.find('\n') + 1] ^= 1;  // the signed size
-  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(bad, c.log_id, c.root_hash, keys, std::nullopt); }).find("does not verify"), std::string::npos);
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(bad, c.log_id, c.root_hash, keys, {}); }).find("does not verify"), std::string::npos);
   Bytes other_root = c.root_hash;
   other_root[0] ^= 1;
-  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, c.log_id, other_root, keys, std::nullopt); }).find("root hash"), std::string::npos);
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, c.log_id, other_root, keys, {}); }).find("root hash"), std::string::npos);
   Bytes other_log = c.log_id;
   other_log[0] ^= 1;
-  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, other_log, c.root_hash, keys, std::nullopt); }).find("no signature of log"),
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, other_log, c.root_hash, keys, {}); }).find("no signature of log"),
             std::string::npos);
   for (const char* malformed : {"origin\n1\nAAAA\n", "a\n\nb\n\n\xe2\x80\x94 x AAAAAAA=\n", "o\n1\nAA==\n\n\xe2\x80\x94 x AAAAAAA="})
     EXPECT_NE(kwheel::testing::error_of([&] { parse_signed_note(malformed); }).find("malformed checkpoint"), std::string::npos) << malformed;
+}
+
+TEST(SigstoreCheckpoint, KeyMustBeValidAtEveryGivenTime) {
+  // The suite's root ends the log key's validFor at this bundle's
+  // integrated time (closed interval): inside it the checkpoint verifies,
+  // one second after it no key may vouch, and every time given must hold.
+  const std::string name = "trust-root-tlog-validity-end-inclusive";
+  const CheckpointCase c = checkpoint_case(name);
+  const TrustedRoot root = root_for(name);
+  const std::int64_t end = std::stoll(bundle_json(name)["verificationMaterial"]["tlogEntries"][0]["integratedTime"].get<std::string>());
+  EXPECT_NO_THROW(verify_checkpoint(c.envelope, c.log_id, c.root_hash, root.tlogs, std::vector{end}));
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, c.log_id, c.root_hash, root.tlogs, std::vector{end + 1}); })
+                .find("valid at the signing time"),
+            std::string::npos);
+  EXPECT_NE(kwheel::testing::error_of([&] { verify_checkpoint(c.envelope, c.log_id, c.root_hash, root.tlogs, std::vector{end, end + 1}); })
+                .find("valid at the signing time"),
+            std::string::npos);
 }

@@ -46,6 +46,6 @@ TEST(SigstoreTrustedRoot, LogKeysByKeyIdOrAll) {
   const TrustedRoot r = embedded_trusted_root(false);
   const Bytes data{'x'};
   const Bytes junk(70, 0x30);
-  EXPECT_FALSE(verify_with_log_keys(r.tlogs, r.tlogs[0].key_id, junk, data));
-  EXPECT_FALSE(verify_with_log_keys(r.tlogs, Bytes(32, 0), junk, data));
+  EXPECT_FALSE(verify_with_log_keys(r.tlogs, r.tlogs[0].key_id, junk, data, {}));
+  EXPECT_FALSE(verify_with_log_keys(r.tlogs, Bytes(32, 0), junk, data, {}));
 }

@@ -149,3 +149,80 @@ TEST(SigstoreVerifier, DsseIsUnsupportedNotForged) {
     EXPECT_EQ(e.reason(), Reason::unsupported_bundle);
   }
 }
+
+// Issue 38, defects 6-9: what the trusted root says of when each authority
+// may vouch, and which times decide it. Real bundles of the suite, against
+// their own trusted root with one window or one certificate changed.
+namespace {
+
+json case_root(const std::string& name) { return json::parse(read_text(kCases / name / "trusted_root.json")); }
+
+std::optional<Check> refused_under(const std::string& name, const std::string& bundle, const json& root, std::string* message = nullptr) {
+  const SignerPolicy expected = SignerPolicy::identity(kIdentity, kIssuer);
+  try {
+    verify_bundle_text(bundle, artifact_digest(), &expected, parse_trusted_root(root.dump(), "root"), "b", now());
+  } catch (const VerificationError& e) {
+    if (message) *message = e.what();
+    return e.check();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST(SigstoreVerifier, TimestampByAnotherCertificateUnderTheTsaRootIsNotCounted) {
+  // The token is signed by the TSA's leaf and embeds it; the root now lists
+  // the TSA's root certificate as the signing certificate. The leaf still
+  // chains to that root, but it is not the certificate the root names.
+  const std::string name = "rekor2-timestamp-with-embedded-cert";
+  json root = case_root(name);
+  ASSERT_EQ(refused_under(name, bundle_text(name), root), std::nullopt);
+  auto& chain = root["timestampAuthorities"][0]["certChain"]["certificates"];
+  chain[0] = chain[1];
+  std::string message;
+  EXPECT_EQ(refused_under(name, bundle_text(name), root, &message), Check::established_time) << message;
+}
+
+TEST(SigstoreVerifier, FulcioCaOutsideItsValidityAnchorsNothing) {
+  const std::string name = "rekor2-happy-path";
+  json root = case_root(name);
+  root["certificateAuthorities"][0]["validFor"]["end"] = "2025-01-01T00:00:00Z";  // before the 2025-06-12 signing
+  std::string message;
+  EXPECT_EQ(refused_under(name, bundle_text(name), root, &message), Check::certificate_chain) << message;
+  EXPECT_NE(message.find("no certificate authority of the trusted root is valid at 2025-06-12T12:02:20Z"), std::string::npos) << message;
+  root["certificateAuthorities"][0]["validFor"] = {{"start", "2025-06-13T00:00:00Z"}};  // started after it
+  EXPECT_EQ(refused_under(name, bundle_text(name), root, &message), Check::certificate_chain) << message;
+  root["certificateAuthorities"][0]["validFor"] = {{"start", "2025-06-12T12:02:20Z"}, {"end", "2025-06-12T12:02:20Z"}};  // closed interval
+  EXPECT_EQ(refused_under(name, bundle_text(name), root), std::nullopt);
+}
+
+TEST(SigstoreVerifier, CtLogKeyOutsideItsValidityIsNotUsed) {
+  const std::string name = "rekor2-happy-path";
+  json root = case_root(name);
+  for (auto& log : root["ctlogs"]) log["publicKey"]["validFor"]["end"] = "2025-01-01T00:00:00Z";
+  std::string message;
+  EXPECT_EQ(refused_under(name, bundle_text(name), root, &message), Check::sct) << message;
+}
+
+TEST(SigstoreVerifier, RekorV2IntegratedTimeIsNotSignedSoNotUsed) {
+  // No SET covers a Rekor v2 entry: an integratedTime written into it,
+  // before the log key's validFor or after, neither refuses the bundle nor
+  // is reported as the time it was logged.
+  for (const char* moved : {"1", "1749729740", "4102444800"}) {
+    SCOPED_TRACE(moved);
+    json b = bundle_json("rekor2-happy-path");
+    verifier_entry(b)["integratedTime"] = moved;
+    const VerificationResult r = verify_as("rekor2-happy-path", b.dump());
+    EXPECT_FALSE(r.integrated_time.has_value());
+    EXPECT_EQ(format_rfc3339(r.established_time), "2025-06-12T12:02:20Z");
+  }
+}
+
+TEST(SigstoreVerifier, ReportedLogIndexIsTheSignedOne) {
+  // Without a SET the entry's logIndex is signed by nothing; the index
+  // reported is the one the inclusion proof proves.
+  json b = bundle_json("rekor2-happy-path");
+  const std::uint64_t proven = std::stoull(verifier_entry(b)["inclusionProof"]["logIndex"].get<std::string>());
+  verifier_entry(b)["logIndex"] = std::to_string(proven + 1000);
+  EXPECT_EQ(verify_as("rekor2-happy-path", b.dump()).log_index, proven);
+}
