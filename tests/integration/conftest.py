@@ -119,8 +119,9 @@ def _recording_communicate(self, *args, **kwargs):
 subprocess.Popen.communicate = _recording_communicate
 
 # Inputs the tests write on purpose: a token file for the HF token lookup, a
-# .pypirc with a password (any name containing "pypirc"). Matched on the name.
-SECRET_INPUT_NAMES = {"token"}
+# .pypirc with a password (any name containing "pypirc"), a netrc file and a
+# fake `keyring` program that prints a password. Matched on the name.
+SECRET_INPUT_NAMES = {"token", "netrc", ".netrc", "keyring"}
 
 
 def _test_secrets(session) -> set[str]:
