@@ -176,6 +176,16 @@ void IndexConnection::use(Credentials c) {
   credentials_ = std::move(c);
 }
 
+Secret IndexConnection::url_with_credentials() const {
+  if (!credentials_) return Secret(url_);
+  auto [start, end] = authority(url_);
+  if (start == std::string::npos) return Secret(url_);
+  const std::string userinfo = encode_component(credentials_->username) + ":" + encode_component(credentials_->password.reveal());
+  Secret with(url_.substr(0, start) + userinfo + "@" + url_.substr(start));
+  register_secret(with);
+  return with;
+}
+
 bool IndexConnection::retry_with_keyring(const std::string& answered_url) {
   if (keyring_asked_ || (credentials_ && credentials_->from == "the URL" && !credentials_->password.empty())) return false;
   keyring_asked_ = true;

@@ -134,6 +134,13 @@ class IndexConnection {
   std::string credentials_from() const { return credentials_ ? credentials_->from : ""; }
   const std::string& ca_from() const { return tls_.ca_from; }
 
+  // The index URL with the credentials in use as its percent-encoded
+  // userinfo, for a child's environment only (PIP_INDEX_URL,
+  // UV_DEFAULT_INDEX): never argv (other users read /proc/PID/cmdline),
+  // never printed. A Secret, registered for redaction; the plain URL when
+  // there are no credentials.
+  Secret url_with_credentials() const;
+
   // After a 401 from `answered_url`: pip asks keyring (the index URL, then
   // host:port) unless the credentials came from the URL. True when it gave
   // credentials, which the next request sends; asked once.

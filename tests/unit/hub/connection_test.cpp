@@ -296,6 +296,19 @@ TEST_F(ConnectionTest, RefusalsSayWhatToGiveOrWhoseWereRefused) {
   EXPECT_EQ(refused.find("never-shown-pw"), std::string::npos);
 }
 
+TEST_F(ConnectionTest, ChildIndexUrlCarriesTheCredentialsPercentEncoded) {
+  Fixture f;
+  set("NETRC", file("n", "machine idx.example login \"a b@c\" password \"child:pw/1@x\"\n").c_str());
+  IndexConnection c("https://idx.example/simple/", {}, f.base(), f.transport);
+  EXPECT_EQ(c.url_with_credentials().reveal(), "https://a%20b%40c:child%3Apw%2F1%40x@idx.example/simple/");
+  // pip reads it back as it was: the same split kwheel does.
+  const UrlUserinfo back = split_userinfo(c.url_with_credentials().reveal());
+  EXPECT_EQ(*back.username, "a b@c");
+  EXPECT_EQ(back.password->reveal(), "child:pw/1@x");
+  IndexConnection none("https://other.example/simple/", {}, f.base(), f.transport);
+  EXPECT_EQ(none.url_with_credentials().reveal(), "https://other.example/simple/");
+}
+
 TEST_F(ConnectionTest, PasswordsAreRedactedOnceUsed) {
   Fixture f;
   IndexConnection c("http://alice:Redact%2BMe-123@idx.example/simple/", {}, f.base(), f.transport);
