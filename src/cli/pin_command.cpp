@@ -56,8 +56,7 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
       ->type_name("auto|subprocess|disabled");
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel pin dist --python /opt/venv/bin/python -o requirements.txt   # that interpreter's torch and CUDA decide",
-                     "kwheel pin https://pypi.example.org/simple/ --torch 2.9 --cuda 12.8 > requirements.txt",
-                     "kwheel pin https://pypi.internal/simple/ --cert team-ca.pem --python .venv/bin/python -o requirements.txt   # password from ~/.netrc",
+                     "kwheel pin https://pypi.internal/simple/ --cert team-ca.pem --torch 2.9 --cuda 12.8 > requirements.txt   # password: ~/.netrc, keyring or user:pw@",
                      "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o requirements.txt"});
   sub->callback([a, out_file, old_name, &out, &exit_code] {
     // Refused before the interpreter is probed or an index asked.
