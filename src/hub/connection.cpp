@@ -146,12 +146,12 @@ UrlUserinfo split_userinfo(const std::string& url) {
 }
 
 std::optional<Credentials> initial_credentials(const UrlUserinfo& url, const std::string& host) {
-  if (url.username && url.password) return Credentials{*url.username, *url.password, "the URL"};
+  if (url.username && url.password) return Credentials{*url.username, *url.password, Credentials::Source::url, "the URL"};
   if (auto file = netrc_file())
-    if (auto entry = netrc_lookup_file(*file, host)) return Credentials{entry->login, entry->password, file->string()};
+    if (auto entry = netrc_lookup_file(*file, host)) return Credentials{entry->login, entry->password, Credentials::Source::netrc, file->string()};
   // A user alone in the URL: pip sends "user:" (an index token given as
   // the user name), and asks keyring for that user after a 401.
-  if (url.username) return Credentials{*url.username, Secret(), "the URL"};
+  if (url.username) return Credentials{*url.username, Secret(), Credentials::Source::url, "the URL"};
   return std::nullopt;
 }
 
@@ -187,7 +187,7 @@ Secret IndexConnection::url_with_credentials() const {
 }
 
 bool IndexConnection::retry_with_keyring(const std::string& answered_url) {
-  if (keyring_asked_ || (credentials_ && credentials_->from == "the URL" && !credentials_->password.empty())) return false;
+  if (keyring_asked_ || (credentials_ && credentials_->source == Credentials::Source::url && !credentials_->password.empty())) return false;
   keyring_asked_ = true;
   const auto program = keyring_program(keyring_);
   if (!program) return false;
@@ -198,16 +198,22 @@ bool IndexConnection::retry_with_keyring(const std::string& answered_url) {
   if (answered_url.starts_with(index) || answered_url == url_) got = keyring_get(*program, index, user);
   if (!got) got = keyring_get(*program, url_netloc(url_), user);
   if (!got) return false;
-  use(Credentials{got->username, got->password, "keyring (" + program->string() + ")"});
+  use(Credentials{got->username, got->password, Credentials::Source::keyring, "keyring (" + program->string() + ")"});
   return true;
+}
+
+// The three places pip and kwheel look, each as the user would fill it in.
+std::string IndexConnection::ways_to_give_credentials() const {
+  const std::string scheme = url_.substr(0, url_.find("://") + 3);
+  return "add 'machine " + host_ + " login USER password PASSWORD' to ~/.netrc (or the file NETRC names), store them with `keyring set " + url_ +
+         " USER`, or give them in the URL (" + scheme + "USER:PASSWORD@" + url_netloc(url_) + "/...)";
 }
 
 Error IndexConnection::refused(const std::string& answered_url, long status) const {
   const std::string where = display_url(answered_url);
   const std::string http = "HTTP " + std::to_string(status);
   if (!credentials_ || (credentials_->password.empty() && credentials_->username.empty()))
-    return Error(ErrorKind::auth, where + " wants credentials (" + http + ") and none were found for " + host_ +
-                                      ": add 'machine " + host_ + " login USER password PASSWORD' to ~/.netrc (or the file NETRC names), store them with `keyring set " + url_ + " USER`, or give them in the URL (https://USER:PASSWORD@" + url_netloc(url_) + "/...)");
+    return Error(ErrorKind::auth, where + " wants credentials (" + http + ") and none were found for " + host_ + ": " + ways_to_give_credentials());
   return Error(ErrorKind::auth, "credentials from " + credentials_->from + " for " + host_ + " were refused by " + where + " (" + http +
                                     "); fix them there" + (status == 403 ? ", or ask the index's owner for read access" : ""));
 }

@@ -108,9 +108,11 @@ struct UrlUserinfo {
 UrlUserinfo split_userinfo(const std::string& url);
 
 struct Credentials {
+  enum class Source { url, netrc, keyring };
   std::string username;
   Secret password;
-  std::string from;  // "the URL", the netrc file's path, "keyring"
+  Source source = Source::url;
+  std::string from;  // for messages and --json: "the URL", the netrc file's path, "keyring (PATH)"
 };
 
 struct ConnectionSettings {
@@ -152,6 +154,7 @@ class IndexConnection {
 
  private:
   void use(Credentials credentials);
+  std::string ways_to_give_credentials() const;
 
   std::string url_;
   std::string host_;
