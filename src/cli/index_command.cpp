@@ -9,6 +9,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// One warning per wheel the pages show unsigned or with a failed signature:
+// who installs from the site should not have to open each page to learn it.
+void warn_signatures(const SiteReport& r, const Output& out) {
+  for (const auto& w : r.signature_warnings)
+    out.warn(w.filename + ": " + (w.standing == SignatureStanding::invalid ? "invalid signature: " : "unsigned: ") + w.reason);
+}
+
+nlohmann::json signature_warnings_json(const SiteReport& r) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& w : r.signature_warnings)
+    list.push_back({{"filename", w.filename}, {"signature", w.standing == SignatureStanding::invalid ? "invalid" : "unsigned"}, {"reason", w.reason}});
+  return list;
+}
+
 struct IndexArgs {
   std::vector<std::string> inputs;
   std::string out;
@@ -28,7 +42,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links")->type_name("URL");
   sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
   sub->add_option("--deps-index-url", a->deps_index,
-                  "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); default: https://pypi.org/simple/");
+                  "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); kept for later runs; default: https://pypi.org/simple/");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
@@ -48,6 +62,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
       throw Error(ErrorKind::usage, "--base-url '" + o.base_url + "' must be an http://, https:// or file:// URL");
     SiteReport r = build_site(wheel_files(a->inputs), o);
     exit_code = 0;
+    warn_signatures(r, out);
     std::vector<std::string> pages;
     for (const auto& p : r.pages) pages.push_back((r.site / p).string());
     if (out.json) {
@@ -59,6 +74,8 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
                      {"projects", r.projects},
                      {"variants", r.variants},
                      {"title", r.title},
+                     {"deps_index", r.deps_index},
+                     {"signature_warnings", signature_warnings_json(r)},
                      {"pages", pages}});
       return;
     }

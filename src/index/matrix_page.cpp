@@ -173,7 +173,9 @@ constexpr const char* kStyle = R"(    <style>
       ul.wheels li + li { margin-top: .45rem; padding-top: .45rem; border-top: 1px dashed #b7d7b7; }
       ul.wheels a { font-weight: 600; color: #0b5cad; }
       .tag, .gpu, .size, .signer, .hub { display: block; font-family: ui-monospace, monospace; font-size: .75rem; }
-      .signer { color: #1a7f37; overflow-wrap: anywhere; }
+      .signer { color: #57606a; overflow-wrap: anywhere; }
+      .signer.sig-trusted { color: #1a7f37; }
+      .signer.sig-invalid { color: #cf222e; font-weight: 600; }
       .hub { color: #57606a; overflow-wrap: anywhere; }
       div.install { margin-top: .5rem; padding-top: .45rem; border-top: 1px solid #b7d7b7; font-size: .75rem; max-width: 34rem; }
       div.install code { display: block; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
@@ -209,6 +211,18 @@ std::string install_html(const MatrixWheel& newest, const MatrixPageSpec& spec) 
   return s;
 }
 
+// The signature's CSS class: green for a trusted signer, red for a failure,
+// grey (the .signer default) for the rest.
+const char* standing_class(SignatureStanding s) {
+  switch (s) {
+    case SignatureStanding::trusted: return "sig-trusted";
+    case SignatureStanding::invalid: return "sig-invalid";
+    case SignatureStanding::unsigned_: return "sig-unsigned";
+    case SignatureStanding::none: break;
+  }
+  return "sig-none";
+}
+
 std::string cell_html(const std::vector<MatrixWheel>& wheels, const MatrixPageSpec& spec) {
   const std::string& files_base = spec.files_base;
   std::string s = "<td class=\"cell\"><ul class=\"wheels\">";
@@ -225,7 +239,7 @@ std::string cell_html(const std::vector<MatrixWheel>& wheels, const MatrixPageSp
     s += "<span class=\"tag\">" + html_escape(tag) + "</span>";
     s += "<span class=\"gpu\">" + html_escape(w.gpu_code.empty() ? "no GPU code" : join(w.gpu_code, " ")) + "</span>";
     s += "<span class=\"size\">" + html_escape(human_size(w.size)) + "</span>";
-    if (!w.signature.empty()) s += "<span class=\"signer\">" + html_escape(w.signature) + "</span>";
+    if (!w.signature.empty()) s += "<span class=\"signer " + std::string(standing_class(w.signature_standing)) + "\">" + html_escape(w.signature) + "</span>";
     if (!w.hub_repo.empty())
       s += "<span class=\"hub\" title=\"" + html_escape(w.hub_url) + "\">Hub: " + html_escape(w.hub_repo + " @ " + w.hub_commit.substr(0, 12)) + "</span>";
     s += "</li>";
@@ -263,6 +277,12 @@ std::string sub_index_list(const MatrixPageSpec& spec) {
   return s + "    </ul>\n";
 }
 
+// Where torch and the dependencies come from, as the home page names it:
+// PyPI unless --deps-index-url named another index.
+std::string deps_index_html(const std::string& deps_index) {
+  return deps_index == kDefaultDepsIndex ? "PyPI" : "<code class=\"deps-index\">" + html_escape(deps_index) + "</code>";
+}
+
 }  // namespace
 
 std::string render_matrix_page(const MatrixPageSpec& spec) {
@@ -273,7 +293,8 @@ std::string render_matrix_page(const MatrixPageSpec& spec) {
   if (!spec.link_kernel_pages) s += "    <p><a href=\"" + html_escape(spec.to_root) + "index.html\">All kernels</a></p>\n";
   if (spec.link_kernel_pages)
     s += "    <div class=\"howto\"><strong>Installing:</strong> point pip at the index of your torch/CUDA combination "
-         "(listed below as <code>torchX.Y-cuNNN/simple/</code>), with PyPI as the extra index for torch's and the kernel's dependencies. "
+         "(listed below as <code>torchX.Y-cuNNN/simple/</code>), with " + deps_index_html(spec.deps_index) +
+         " as the extra index for torch's and the kernel's dependencies. "
          "Each kernel's page shows, per build, that index and an install line that keeps the torch you have. "
          "Do not point pip at <code>simple/</code>: it lists every torch/CUDA build, and pip takes the highest.</div>\n";
   s += "    <p class=\"note\">Rows: torch versions. Columns: backends. Each entry links its wheel and shows its platform tag, "

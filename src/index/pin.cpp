@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
@@ -91,13 +92,17 @@ std::string join_url(const std::string& page_url, const std::string& href) {
   return resolve_url(page_url, href);
 }
 
-int specificity(const LocalLabel& l, const InterpreterInfo& t) {
-  if (l.universal()) return 0;
-  if (l.noarch) return 1 + ((l.backend == "cuda" && t.cuda) || (l.backend == "cpu" && !t.cuda) ? 1 : 0);
-  if (l.framework.empty()) return 0;
-  int s = 3 + (l.framework == "torch" ? 1 : 0);
-  if ((l.cuda && t.cuda) || (l.rocm && t.hip)) s += 4;
-  return s;
+// How specific a fitting build is: only builds for the target's backend fit
+// (kernels' rule, validate/backend_rule), so a native build for its torch
+// ranks first, then a stable-ABI or tvm-ffi one, a pure-Python backend
+// build, torch-universal. Within a rank the newest CUDA minor wins, as
+// kernels prefers it (cu128 over cu126 on CUDA 12.8).
+std::pair<int, int> specificity(const LocalLabel& l) {
+  if (l.universal()) return {0, 0};
+  if (l.noarch) return {1, 0};
+  if (l.framework.empty()) return {0, 0};
+  const auto cuda = l.cuda ? leading_major_minor(*l.cuda) : std::nullopt;
+  return {l.framework == "torch" ? 3 : 2, cuda ? cuda->minor : 0};
 }
 
 std::string variant_name(const LocalLabel& l) {
@@ -334,7 +339,7 @@ Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, In
 struct Fit {
   size_t i;  // into PinResult::candidates
   Version public_version, version;
-  int score;
+  std::pair<int, int> score;  // specificity()
 };
 
 // Every wheel of the project becomes a candidate, with the reason it does
@@ -361,7 +366,7 @@ std::vector<Fit> judge_candidates(const std::vector<IndexFile>& files, const Pin
     else if (f.sha256.size() != 64) c.problem = "the index gives no sha256 for it, so it cannot be pinned by hash";
     else c.problem = filename_incompatibility(w, req.target, req.device);
     if (!c.problem && req.commit) c.problem = commit_problem(f, req, &http);
-    if (!c.problem) fits.push_back({result.candidates.size(), Version::parse(v->public_str()), *v, specificity(c.label, req.target)});
+    if (!c.problem) fits.push_back({result.candidates.size(), Version::parse(v->public_str()), *v, specificity(c.label)});
     result.candidates.push_back(std::move(c));
   }
   return fits;

@@ -175,6 +175,13 @@ const char* kHead =
 // --------------------------------------------------------------------------- site building
 
 
+// A wheel's signature as the pages show it, and why it is not a trusted one.
+struct ShownSignature {
+  std::string summary;  // what the cell says: "signed by ...", "unsigned", "invalid: ..."
+  SignatureStanding standing = SignatureStanding::none;
+  std::string reason;   // for unsigned_ and invalid: the warning's reason
+};
+
 struct Entry {
   std::string filename;
   std::string project;  // normalized
@@ -184,7 +191,7 @@ struct Entry {
   std::string requires_python;
   std::string metadata_sha256;
   std::vector<std::string> gpu_code;  // what its objects carry: "sm_90", "gfx90a" (matrix pages)
-  std::string signature;  // who signed its metadata.json, as the matrix pages say it
+  ShownSignature signature;  // who signed its metadata.json, as the matrix pages say it
   std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
   fs::path source;      // where the bytes come from for this run
   std::string metadata; // METADATA bytes (new wheels); old ones are linked
@@ -255,12 +262,23 @@ void read_hub_revision(const std::string& metadata, Entry& e) {
     if (it->second.starts_with(std::string(kHubRevisionLabel) + ",")) e.hub_url = trim(it->second.substr(it->second.find(',') + 1));
 }
 
-std::string signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
+// Why a chain that held is not a trusted signature: no bundle, or a signer
+// kwheel's policy does not name (counted as unsigned, as build counts it).
+std::string unsigned_reason(const SignatureVerdict& v) {
+  if (!v.result) return std::string("it has no ") + kSignatureFile;
+  return v.describe() + ", counted as unsigned (trust the signer with --trusted-signer)";
+}
+
+ShownSignature signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
   try {
     const auto s = wheel_signature(wheel, options, std::time(nullptr), /*record_verified=*/true);
-    return s ? s->summary() : "no kernel metadata";
+    if (!s) return {"no kernel metadata", SignatureStanding::none, ""};
+    if (!s->error.empty()) return {s->summary(), SignatureStanding::invalid, s->error};
+    if (s->verdict && s->verdict->signed_by_trusted()) return {s->summary(), SignatureStanding::trusted, ""};
+    return {s->summary(), SignatureStanding::unsigned_, s->verdict ? unsigned_reason(*s->verdict) : s->summary()};
   } catch (const Error& e) {
-    return "unreadable: " + std::string(e.what());  // the wheel is still indexed, as with its GPU code
+    // The wheel is still indexed, as with its GPU code; its page shows the failure.
+    return {"unreadable: " + std::string(e.what()), SignatureStanding::invalid, e.what()};
   }
 }
 
@@ -513,9 +531,16 @@ Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manife
   return e;
 }
 
+// What a site keeps from the runs that wrote it, for runs that do not say
+// it again: the pages' title and the index the install lines name.
+struct KeptSettings {
+  std::optional<std::string> title;
+  std::optional<std::string> deps_index;
+};
+
 // What an existing site holds, by filename (sorted output); empty for a new
 // or empty directory.
-std::map<std::string, Entry> read_site(const fs::path& site, std::optional<std::string>& title, const SiteOptions& o) {
+std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept, const SiteOptions& o) {
   std::map<std::string, Entry> entries;
   std::error_code ec;
   if (!fs::is_directory(site, ec)) throw Error(ErrorKind::usage, "--out '" + site.string() + "' exists and is not a directory");
@@ -535,7 +560,8 @@ std::map<std::string, Entry> read_site(const fs::path& site, std::optional<std::
                .value_or(json(json::value_t::discarded));
   if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
     throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
-  if (m.contains("title") && m["title"].is_string()) title = m["title"].get<std::string>();
+  if (m.contains("title") && m["title"].is_string()) kept.title = m["title"].get<std::string>();
+  if (m.contains("deps_index") && m["deps_index"].is_string()) kept.deps_index = m["deps_index"].get<std::string>();
   for (const auto& f : m["files"]) {
     Entry e = manifest_entry(f, site, manifest, o);
     entries.emplace(e.filename, std::move(e));
@@ -590,6 +616,14 @@ void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const
   }
   for (const auto& [name, e] : entries)
     if (!e.is_new && !given.count(name)) report.kept.push_back(name);
+}
+
+// Every wheel of the site whose page shows it unsigned or failed, as the
+// pages show them all (a kept wheel's signature is checked again each run).
+void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& report) {
+  for (const auto& [name, e] : entries)
+    if (e.signature.standing == SignatureStanding::unsigned_ || e.signature.standing == SignatureStanding::invalid)
+      report.signature_warnings.push_back({name, e.signature.standing, e.signature.reason});
 }
 
 // ROOT/files: new wheels copied with their METADATA, old ones linked.
@@ -669,14 +703,15 @@ std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std:
 void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
                         const SiteOptions& o, SiteReport& report) {
   std::map<std::string, std::vector<MatrixWheel>> kernels;
-  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature, e.hub_repo, e.hub_commit, e.hub_url});
+  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature.summary, e.signature.standing, e.hub_repo,
+                                                                   e.hub_commit, e.hub_url});
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   MatrixPageSpec spec;
   spec.title = report.title;
   spec.files_base = base.empty() ? "files/" : base + "/files/";
   spec.link_kernel_pages = true;
-  spec.deps_index = o.deps_index.empty() ? kDefaultDepsIndex : o.deps_index;
+  spec.deps_index = report.deps_index;
   spec.kernels.assign(kernels.begin(), kernels.end());
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
   write_text(root / "index.html", render_matrix_page(spec));
@@ -694,7 +729,7 @@ void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>
   }
 }
 
-void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries, const std::optional<std::string>& title) {
+void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept) {
   json files = json::array();
   for (const auto& [name, e] : entries)
     files.push_back({{"filename", name},
@@ -706,7 +741,8 @@ void write_manifest(const fs::path& root, const std::map<std::string, Entry>& en
                      {"metadata_sha256", e.metadata_sha256},
                      {"gpu_code", e.gpu_code}});
   json manifest{{"format", kManifestFormat}, {"files", files}};
-  if (title) manifest["title"] = *title;
+  if (kept.title) manifest["title"] = *kept.title;
+  if (kept.deps_index) manifest["deps_index"] = *kept.deps_index;
   write_text(root / kManifest, manifest.dump(1) + "\n");
 }
 
@@ -742,15 +778,17 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
 
   std::error_code ec;
   const bool exists = fs::exists(site, ec);
-  std::optional<std::string> title = o.title;
-  if (title) check_page_title(*title);
-  std::optional<std::string> stored_title;
-  std::map<std::string, Entry> entries = exists ? read_site(site, stored_title, o) : std::map<std::string, Entry>{};
-  if (!title) title = stored_title;
+  if (o.title) check_page_title(*o.title);
+  KeptSettings kept;
+  std::map<std::string, Entry> entries = exists ? read_site(site, kept, o) : std::map<std::string, Entry>{};
+  if (o.title) kept.title = o.title;
+  if (!o.deps_index.empty()) kept.deps_index = o.deps_index;
   SiteReport report;
   report.site = site;
-  report.title = title.value_or(kDefaultPageTitle);
+  report.title = kept.title.value_or(kDefaultPageTitle);
+  report.deps_index = kept.deps_index.value_or(kDefaultDepsIndex);
   add_wheels(wheels, o, site, entries, report);
+  report_signatures(entries, report);
 
   // The new site, beside the old one.
   // Named for its owner, removed if interrupted, and swept by the next run if
@@ -760,7 +798,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   write_files(root, entries);
   const auto variants = write_indexes(root, entries, o, report);
   write_matrix_pages(root, entries, variants, o, report);
-  write_manifest(root, entries, title);
+  write_manifest(root, entries, kept);
   swap_in(scratch, site, exists);
   return report;
 }

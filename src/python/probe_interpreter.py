@@ -39,6 +39,7 @@ if spec and spec.origin:
         info["torch"] = str(ns.get("__version__", ""))
         info["cuda"] = ns.get("cuda")
         info["hip"] = ns.get("hip")
+        info["xpu"] = ns.get("xpu")  # torch >= 2.4; kernels picks an XPU backend from it
     except OSError as e:
         info["torch_error"] = "cannot read torch/version.py: %s" % e
 # tvm-ffi variants load only where tvm_ffi's major.minor is theirs; kernels

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kwheel/base/text.hpp"
+#include "kwheel/validate/backend_rule.hpp"
 #include "kwheel/validate/interpreter.hpp"
 #include "kwheel/wheel/tags.hpp"
 
@@ -185,15 +186,8 @@ std::optional<std::string> filename_incompatibility(const WheelFilename& w, cons
     if (!ok) return "the wheel needs torch " + need + ", " + (in.executable.empty() ? "the target has" : "this interpreter has") + " torch " + *in.torch;
   }
   if (auto p = tvm_ffi_problem(label, in)) return p;
-  if (label.cuda || (label.noarch && label.backend == "cuda")) {
-    const std::string what = label.cuda ? "a CUDA " + *label.cuda + " build" : "a torch-cuda build";
-    if (!in.cuda) return what + " needs a CUDA torch; this torch (" + in.torch.value_or("none") + ") has no CUDA";
-    if (label.cuda) {
-      auto a = leading_major_minor(*label.cuda), b = leading_major_minor(*in.cuda);
-      if (!a || !b || *a != *b) return "a CUDA " + *label.cuda + " build needs torch built for CUDA " + *label.cuda + ", this torch uses CUDA " + *in.cuda;
-    }
-  }
-  if (label.rocm && !in.hip) return "a ROCm build needs a ROCm torch";
+  if (auto p = backend_mismatch(label, system_backend(in, device))) return p;
+  // kernels refuses --device cuda on a torch without CUDA outright.
   if (label.cpu && device == "cuda") return "a CPU build has no CUDA kernels to run on --device cuda";
   return std::nullopt;
 }

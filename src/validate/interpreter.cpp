@@ -33,6 +33,7 @@ InterpreterInfo probe_interpreter(const std::string& python) {
   if (j.contains("torch") && j["torch"].is_string()) in.torch = j["torch"];
   if (j.contains("cuda") && j["cuda"].is_string()) in.cuda = j["cuda"];
   if (j.contains("hip") && j["hip"].is_string()) in.hip = j["hip"];
+  if (j.contains("xpu") && j["xpu"].is_string()) in.xpu = j["xpu"];
   in.torch_site = j.value("torch_site", "");
   if (j.contains("tvm_ffi") && j["tvm_ffi"].is_string()) in.tvm_ffi = j["tvm_ffi"];
   in.tvm_ffi_site = j.value("tvm_ffi_site", "");

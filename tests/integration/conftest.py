@@ -87,7 +87,15 @@ def pki(tmp_path_factory) -> dict[str, Path]:
          "-days", "2", "-extfile", d / "ext", "-out", d / "srv.pem")
     ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=another CA",
          "-keyout", d / "other.key", "-out", d / "other.pem")
-    return {"ca": d / "ca.pem", "cert": d / "srv.pem", "key": d / "srv.key", "other_ca": d / "other.pem"}
+    # A client certificate from the same CA, for servers that require one (mutual TLS): "client" is
+    # certificate and key in one PEM file, the form pip's and kwheel's --client-cert take.
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=kwheel test client", "-keyout", d / "client.key", "-out", d / "client.csr")
+    (d / "client-ext").write_text("extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n")
+    ossl("x509", "-req", "-in", d / "client.csr", "-CA", d / "ca.pem", "-CAkey", d / "ca.key", "-CAcreateserial",
+         "-days", "2", "-extfile", d / "client-ext", "-out", d / "client.crt")
+    (d / "client.pem").write_bytes((d / "client.crt").read_bytes() + (d / "client.key").read_bytes())
+    return {"ca": d / "ca.pem", "cert": d / "srv.pem", "key": d / "srv.key", "other_ca": d / "other.pem",
+            "client": d / "client.pem"}
 
 
 @pytest.fixture(scope="session")
@@ -119,9 +127,10 @@ def _recording_communicate(self, *args, **kwargs):
 subprocess.Popen.communicate = _recording_communicate
 
 # Inputs the tests write on purpose: a token file for the HF token lookup, a
-# .pypirc with a password (any name containing "pypirc"), a netrc file and a
-# fake `keyring` program that prints a password. Matched on the name.
-SECRET_INPUT_NAMES = {"token", "netrc", ".netrc", "keyring"}
+# .pypirc with a password (any name containing "pypirc"), a netrc file with
+# an index's credentials (any name containing "netrc"), a fake `keyring`
+# program that prints a password. Matched on the name.
+SECRET_INPUT_NAMES = {"token", "keyring"}
 
 
 def _test_secrets(session) -> set[str]:
@@ -146,7 +155,8 @@ def pytest_sessionfinish(session, exitstatus):
     if base is not None and base.exists():
         for p in base.rglob("*"):
             try:
-                if p.is_symlink() or not p.is_file() or p.name in SECRET_INPUT_NAMES or "pypirc" in p.name:
+                if p.is_symlink() or not p.is_file() or p.name in SECRET_INPUT_NAMES or "pypirc" in p.name \
+                        or "netrc" in p.name:
                     continue
                 if p.stat().st_size > 64 << 20:
                     continue

@@ -600,3 +600,177 @@ def test_kernel_page_install_line_keeps_the_installed_torch(kwheel_bin, acme, ac
     if os.environ.get("KWHEEL_FIRST_HOUR_SCREENSHOTS"):  # docs/images/kernel-page-install.png and index-install.png are made this way
         shutil.copyfile(pages["relu"][1], Path(os.environ["KWHEEL_FIRST_HOUR_SCREENSHOTS"]) / "kernel-page-install.png")
         shutil.copyfile(home_shot, Path(os.environ["KWHEEL_FIRST_HOUR_SCREENSHOTS"]) / "index-install.png")
+
+
+# --------------------------------------------------------------------------- install lines: --deps-index-url or PyPI (#37, 7)
+
+PYPI = "https://pypi.org/simple/"
+MIRROR = "https://mirror.example.com/pypi/simple/"  # only written into the lines, never fetched
+
+
+def install_lines(page: Path, work: Path) -> dict[tuple[str, str], str]:
+    """(row, column) -> the install line of that cell, as Chromium renders the kernel page. The
+    torch-universal column ("noarch") has no index of its own: its line takes everything else from
+    the dependencies' index alone."""
+    dom, _ = render(page, work)
+    [table] = dom.kernels.values()
+    return {(row["header"], column): cell["install"]["install-line"]
+            for row in table["rows"] for column, cell in zip(table["columns"], row["cells"]) if cell["class"] == "cell"}
+
+
+def howto(site: Path, work: Path) -> str:
+    """The home page's "Installing" note, as rendered."""
+    dom, _ = render(site / "index.html", work)
+    m = re.search(r'<div class="howto">(.*?)</div>', dom.html, re.S)
+    assert m, dom.html[:2000]
+    return m.group(1)
+
+
+@needs_chromium
+def test_install_lines_name_the_deps_index_given_and_pypi_only_without_one(kwheel_bin, dist, tmp_path):
+    wheels = sorted(dist.glob("img2gray-*.whl"))
+    plain, mirrored = tmp_path / "plain", tmp_path / "mirrored"
+    assert kwheel(kwheel_bin, "index", *wheels, "--out", plain).returncode == 0
+    r = kwheel(kwheel_bin, "index", *wheels[:-1], "--out", mirrored, "--deps-index-url", MIRROR, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["deps_index"] == MIRROR
+
+    lines = install_lines(plain / "kernels" / "img2gray.html", tmp_path / "plain-render")
+    assert len(lines) == 5  # every cell of img2gray in KERNELS
+    for (row, column), line in lines.items():
+        where = f"--index-url '{PYPI}'" if column == "noarch" else f"--extra-index-url '{PYPI}'"
+        assert where in line, (row, column, line)
+    note = howto(plain, tmp_path / "plain-render")
+    assert "PyPI" in note and "mirror.example.com" not in note
+
+    # A later run without --deps-index-url keeps the mirror, as a later run without --title keeps the title.
+    r = kwheel(kwheel_bin, "index", wheels[-1], "--out", mirrored)
+    assert r.returncode == 0, r.stderr
+    lines = install_lines(mirrored / "kernels" / "img2gray.html", tmp_path / "mirrored-render")
+    assert len(lines) == 5
+    for (row, column), line in lines.items():
+        where = f"--index-url '{MIRROR}'" if column == "noarch" else f"--extra-index-url '{MIRROR}'"
+        assert where in line and "pypi.org" not in line, (row, column, line)
+    note = howto(mirrored, tmp_path / "mirrored-render")
+    assert MIRROR in note and "PyPI" not in note and "pypi.org" not in note, note
+
+
+# --------------------------------------------------------------------------- signatures on the pages and the console (#37, 7)
+
+sys.path.insert(0, str(ROOT / "tests" / "sigstore"))
+import instance as si  # noqa: E402  (tests/sigstore/instance.py: the test Sigstore instance)
+
+
+def planted(wheel: Path, member: str, data: bytes) -> None:
+    """`wheel` with one file added and RECORD rewritten to match, as someone who can write the wheel
+    would: only the signature chain (metadata.json's digest) can tell."""
+    import base64
+    import hashlib
+    with zipfile.ZipFile(wheel) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    members[member] = data
+    record = next(n for n in members if n.endswith(".dist-info/RECORD"))
+    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+            for n, d in members.items() if n != record]
+    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, d in members.items():
+            z.writestr(n, d)
+
+
+@pytest.fixture(scope="module")
+def signed_dist(kwheel_bin, tmp_path_factory) -> tuple[Path, Path]:
+    """Three pure-Python kernels: `trusted` (signed by the signer kernels trusts by default), `unsigned`, and
+    `broken` (signed, then a file planted in its wheel). Returns the wheels' directory and the
+    test instance's trusted root."""
+    work = tmp_path_factory.mktemp("signed-site")
+    inst = si.SigstoreInstance()
+    root = work / "trusted_root.json"
+    root.write_text(json.dumps(inst.trusted_root()))
+    sign = lambda b: si.bundle_bytes(inst.sign(b))  # noqa: E731
+    for name, signer in (("trusted", sign), ("unsigned", None), ("broken", sign)):
+        repo = work / name
+        kr.write_variant(repo, "torch-cpu", layout="flat", name=name, files=kr.demo_package(name, name), sign=signer)
+        r = kwheel(kwheel_bin, "build", repo, "--version", "1", "-o", work / "dist", "--trusted-root", root, "-q")
+        assert r.returncode == 0, r.stdout + r.stderr
+    [broken] = (work / "dist").glob("broken-*.whl")
+    planted(broken, "broken/planted.py", b"import os  # planted\n")
+    return work / "dist", root
+
+
+PROBE = """<!DOCTYPE html><html><body><pre id="out"></pre>
+<script>
+const frames = %s;
+const found = {};
+for (const page of frames) {
+  const f = document.createElement('iframe');
+  f.src = page;
+  f.addEventListener('load', () => {
+    const d = f.contentDocument;
+    found[page] = [...d.querySelectorAll('.signer')].map(e => ({text: e.textContent, classes: [...e.classList], color: getComputedStyle(e).color}));
+    document.getElementById('out').textContent = JSON.stringify(found);
+  });
+  document.body.appendChild(f);
+}
+</script></body></html>
+"""
+
+
+def computed_signers(site_url: str, pages: list[str], serve_root: Path, work: Path) -> dict[str, list[dict]]:
+    """Per page, each signature span's text, classes and computed colour, read by Chromium itself: a
+    probe page of the same origin frames the site's pages (an iframe's load precedes its parent's,
+    after which --dump-dom dumps)."""
+    (serve_root / "probe.html").write_text(PROBE % json.dumps(pages))
+    r = chromium(["--dump-dom", f"{site_url}/probe.html"], work / "profile-probe")
+    assert r.returncode == 0, r.stderr[-2000:]
+    m = re.search(r'<pre id="out">(.*?)</pre>', r.stdout, re.S)
+    assert m and m.group(1), r.stdout[-2000:]
+    import html
+    return json.loads(html.unescape(m.group(1)))
+
+
+def rgb(colour: str) -> tuple[int, int, int]:
+    m = re.fullmatch(r"rgba?\((\d+), (\d+), (\d+)(?:, [\d.]+)?\)", colour)
+    assert m, colour
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+@needs_chromium
+def test_invalid_signatures_are_red_unsigned_grey_and_both_warned(kwheel_bin, signed_dist, tmp_path, serve):
+    dist, root = signed_dist
+    wheel = {p.name.split("-")[0]: p.name for p in dist.glob("*.whl")}
+    site = tmp_path / "www" / "site"
+    r = kwheel(kwheel_bin, "index", dist, "--out", site, "--trusted-root", root, "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    by_file = {w["filename"]: w for w in report["signature_warnings"]}
+    assert set(by_file) == {wheel["unsigned"], wheel["broken"]}, report["signature_warnings"]
+    assert by_file[wheel["unsigned"]]["signature"] == "unsigned" and "metadata.json.sigstore" in by_file[wheel["unsigned"]]["reason"]
+    assert by_file[wheel["broken"]]["signature"] == "invalid" and "planted.py" in by_file[wheel["broken"]]["reason"]
+    # The console: one warning line per wheel, naming it and why; none for the signed one. -q keeps them.
+    for args in ([], ["-q"]):
+        q = kwheel(kwheel_bin, "index", dist, "--out", tmp_path / f"site{len(args)}", "--trusted-root", root, *args)
+        assert q.returncode == 0, q.stderr
+        warnings = [ln for ln in q.stderr.splitlines() if ln.startswith("kwheel: warning: ")]
+        assert len(warnings) == 2, q.stderr
+        [unsigned_line] = [ln for ln in warnings if wheel["unsigned"] in ln]
+        [broken_line] = [ln for ln in warnings if wheel["broken"] in ln]
+        assert "unsigned" in unsigned_line and "metadata.json.sigstore" in unsigned_line, unsigned_line
+        assert "invalid signature" in broken_line and "planted.py" in broken_line, broken_line
+        assert not any(wheel["trusted"] in ln for ln in warnings)
+        if args:
+            assert q.stdout == ""
+
+    site_url = serve(tmp_path / "www")
+    pages = [f"site/kernels/{name}.html" for name in ("trusted", "unsigned", "broken")]
+    found = computed_signers(site_url, pages, tmp_path / "www", tmp_path)
+    [signed], [unsigned], [broken] = (found[p] for p in pages)
+    assert signed["text"].startswith(f"signed by {si.Identity().san_uri}") and "sig-trusted" in signed["classes"]
+    assert unsigned["text"] == "unsigned" and "sig-unsigned" in unsigned["classes"]
+    assert broken["text"].startswith("invalid: digest: ") and "planted.py" in broken["text"] and "sig-invalid" in broken["classes"]
+    r_, g, b = rgb(signed["color"])
+    assert g > r_ + 40 and g > b + 40, signed  # green
+    r_, g, b = rgb(broken["color"])
+    assert r_ > g + 100 and r_ > b + 100, broken  # red
+    r_, g, b = rgb(unsigned["color"])
+    assert max(r_, g, b) - min(r_, g, b) <= 24, unsigned  # grey: neither green nor red

@@ -324,8 +324,10 @@ def test_pin_lock_from_an_index_reads_pep658_metadata(hub, store, env, tmp_path)
     assert k["version"] == f"1.{history_length(hub, RELU, v1)}+torch2.7.cu126", k
     assert f"--index-url {index}" in pin.json["requirements"]
     assert any(p.endswith(".whl.metadata") for p in seen) and not any(p.endswith(".whl") for p in seen), seen
-    # v2's newer builds were candidates, refused for their commit
-    reasons = [c.get("reason", "") for c in k["candidates"] if c["filename"].startswith("my_relu-2.")]
+    # v2's newer builds were candidates, all refused: its CUDA build for its commit (its torch-cpu
+    # build does not fit a CUDA target at all, kernels' backend rule)
+    assert all(not c["fits"] for c in k["candidates"] if c["filename"].startswith("my_relu-2.")), k["candidates"]
+    reasons = [c.get("reason", "") for c in k["candidates"] if c["filename"].startswith("my_relu-2.") and "+torch2.7.cu126" in c["filename"]]
     assert reasons and all(f"not the locked {v1[:12]}" in r for r in reasons), k["candidates"]
 
 
@@ -511,12 +513,19 @@ def test_pin_of_several_kernels_is_one_requirements_file(hub, store, env, tmp_pa
     out = tmp_path / "dist"
     built(H.kwheel("build", RELU, "--version", "2", "-o", out, env=env))
     built(H.kwheel("build", NESTED, "-o", out, env=env))
-    pin = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
+    # nested-relu has only torch-cpu, which kernels does not load on a CUDA torch: the target is CPU here.
+    pin = H.kwheel("pin", out, "--torch", "2.7", "--cpu", env=env, json_out=False)
     assert pin.returncode == 0, str(pin)
     reqs = [line for line in pin.stdout.splitlines() if line and not line.startswith("#")]
     assert sorted(line.split("==")[0] for line in reqs) == ["my-relu", "nested-relu"] and all("--hash=sha256:" in line for line in reqs), pin.stdout
     relu = next(line for line in reqs if line.startswith("my-relu=="))
-    assert relu.split()[0].endswith("+torch2.7.cu126")  # the CUDA build, not torch-cpu, for a CUDA target
+    assert relu.split()[0].endswith("+torch.cpu")
+    # For a CUDA target my-relu gets its CUDA build, and nested-relu, with nothing that fits, fails the file (#37, 6).
+    cuda = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", "--name", "my-relu", env=env, json_out=False)
+    assert cuda.returncode == 0 and cuda.stdout.splitlines()[-1].split()[0].endswith("+torch2.7.cu126"), str(cuda)
+    cuda = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
+    assert cuda.returncode == 5 and "project 'nested-relu'" in cuda.stderr and cuda.stdout == "", str(cuda)
+    assert "backend (cpu) does not match system backend (cuda) and is not universal" in cuda.stderr, str(cuda)
     req = tmp_path / "requirements.txt"
     req.write_text(pin.stdout)
     r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
@@ -525,19 +534,19 @@ def test_pin_of_several_kernels_is_one_requirements_file(hub, store, env, tmp_pa
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "t").iterdir() if not p.name.endswith(".dist-info")) == ["my_relu", "nested_relu"]
     # --json: one entry per kernel; --name: that kernel alone, as before.
-    j = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", env=env)
+    j = H.kwheel("pin", out, "--torch", "2.7", "--cpu", env=env)
     assert j.returncode == 0 and [k["project"] for k in j.json["kernels"]] == ["my-relu", "nested-relu"], str(j)
-    one = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", "--name", "nested-relu", env=env, json_out=False)
+    one = H.kwheel("pin", out, "--torch", "2.7", "--cpu", "--name", "nested-relu", env=env, json_out=False)
     assert one.returncode == 0 and [line.split("==")[0] for line in one.stdout.splitlines() if line and not line.startswith("#")] == ["nested-relu"]
     # The same from the site's flat index: one --index-url line, both kernels.
     site = tmp_path / "site"
     assert H.kwheel("index", out, "--out", site, env=env).returncode == 0
-    idx = H.kwheel("pin", (site / "simple").as_uri(), "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
+    idx = H.kwheel("pin", (site / "simple").as_uri(), "--torch", "2.7", "--cpu", env=env, json_out=False)
     assert idx.returncode == 0, str(idx)
     assert [line for line in idx.stdout.splitlines() if line.startswith("--index-url")] == [f"--index-url {(site / 'simple').as_uri()}/"]
     assert sorted(line.split("==")[0] for line in idx.stdout.splitlines() if "==" in line and not line.startswith("#")) == ["my-relu", "nested-relu"]
     # A kernel with no fitting build (nested-relu has no 2.x) fails the whole file, naming it; nothing is printed.
-    none = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", "--version", ">=2,<3", env=env, json_out=False)
+    none = H.kwheel("pin", out, "--torch", "2.7", "--cpu", "--version", ">=2,<3", env=env, json_out=False)
     assert none.returncode == 5 and "project 'nested-relu'" in none.stderr and "--name" in none.stderr and none.stdout == "", str(none)
 
 
@@ -561,9 +570,9 @@ def test_variants_lists_every_version_and_marks_what_fits(hub, store, env, tmp_p
     assert plain.returncode == 0, str(plain)
     assert [(v["version"], v["ref"], v["commit"]) for v in plain.json["versions"]] == [(1, "v1", v1), (2, "v2", v2)]
     assert all("fits" not in x for v in plain.json["versions"] for x in v["variants"])  # no target, no verdict
-    expected = {  # target -> the variants that fit, per version (written by hand from the variant names)
-        ("--torch", "2.7", "--cuda", "12.6"): {"torch-cpu", CU126},
-        ("--torch", "2.9", "--cuda", "13.0"): {"torch-cpu"},
+    expected = {  # target -> the variants that fit, per version (written by hand from the variant names, by kernels' backend rule)
+        ("--torch", "2.7", "--cuda", "12.6"): {CU126},
+        ("--torch", "2.9", "--cuda", "13.0"): set(),
         ("--torch", "2.7", "--cpu"): {"torch-cpu"},
     }
     for target, fitting in expected.items():
@@ -576,7 +585,7 @@ def test_variants_lists_every_version_and_marks_what_fits(hub, store, env, tmp_p
     cuda_py = stand_in_python(tmp_path / "cu", "2.7.1+cu126", "12.6")
     cpu_py = stand_in_python(tmp_path / "cpu", "2.7.1+cpu", None)
     bare_py = stand_in_python(tmp_path / "bare", None, None)
-    for py, fitting in ((cuda_py, {"torch-cpu", CU126}), (cpu_py, {"torch-cpu"}), (bare_py, {"torch-cpu"})):
+    for py, fitting in ((cuda_py, {CU126}), (cpu_py, {"torch-cpu"}), (bare_py, {"torch-cpu"})):
         r = H.kwheel("variants", RELU, "--python", py, env=env)
         assert r.returncode == 0, str(r)
         assert all({x["variant"] for x in v["variants"] if x["fits"]} == fitting for v in r.json["versions"]), (py, r.json)
@@ -589,7 +598,7 @@ def test_variants_lists_every_version_and_marks_what_fits(hub, store, env, tmp_p
     assert rows == {("v1", "torch-cpu"): True, ("v1", CU126): False, ("v2", "torch-cpu"): True, ("v2", CU126): False}, text.stdout
     # --version N: that version alone, as before.
     one = H.kwheel("variants", RELU, "--version", "1", "--torch", "2.7", "--cuda", "12.6", env=env)
-    assert one.returncode == 0 and "versions" not in one.json and {x["variant"]: x["fits"] for x in one.json["variants"]} == {"torch-cpu": True, CU126: True}
+    assert one.returncode == 0 and "versions" not in one.json and {x["variant"]: x["fits"] for x in one.json["variants"]} == {"torch-cpu": False, CU126: True}
     # Bad targets: one-line usage errors.
     for bad in (["--torch", "2.7"], ["--cuda", "12.6"], ["--torch", "2.7", "--python", str(cpu_py), "--cpu"]):
         r = H.kwheel("variants", RELU, *bad, env=env, json_out=False)

@@ -262,7 +262,7 @@ def test_a_signed_metadata_does_not_vouch_for_files_swapped_or_planted_beside_it
     site = tmp_path / "site"
     assert H.kwheel("index", changed, "-o", site, "--trusted-root", root).returncode == 0
     page = (site / "kernels" / "native.html").read_text()
-    assert '<span class="signer">invalid: digest: ' in page and "signed by" not in page
+    assert '<span class="signer sig-invalid">invalid: digest: ' in page and "signed by" not in page
 
 
 def test_the_matrix_page_shows_who_signed_each_wheel(hub, sigstore, tmp_path):
@@ -273,10 +273,10 @@ def test_the_matrix_page_shows_who_signed_each_wheel(hub, sigstore, tmp_path):
     r = H.kwheel("index", *wheels, "-o", tmp_path / "site", "--trusted-root", root)
     assert r.returncode == 0, str(r)
     page = lambda name: (tmp_path / "site" / "kernels" / f"{name}.html").read_text()  # noqa: E731
-    assert f'<span class="signer">signed by {si.Identity().san_uri} (issuer {si.GITHUB_ISSUER})' in page("signed")
-    assert f'<span class="signer">signed by an untrusted signer: {OTHER_WORKFLOW.san_uri}' in page("other-signer")
-    assert '<span class="signer">unsigned</span>' in page("unsigned")
+    assert f'<span class="signer sig-trusted">signed by {si.Identity().san_uri} (issuer {si.GITHUB_ISSUER})' in page("signed")
+    assert f'<span class="signer sig-unsigned">signed by an untrusted signer: {OTHER_WORKFLOW.san_uri}' in page("other-signer")
+    assert '<span class="signer sig-unsigned">unsigned</span>' in page("unsigned")
     # trusting the other workflow on a later run changes what its page says
     r = H.kwheel("index", wheels[0], "-o", tmp_path / "site", "--trusted-root", root, "--trusted-signer", OTHER_WORKFLOW.san_uri)
     assert r.returncode == 0, str(r)
-    assert f'<span class="signer">signed by {OTHER_WORKFLOW.san_uri}' in page("other-signer")
+    assert f'<span class="signer sig-trusted">signed by {OTHER_WORKFLOW.san_uri}' in page("other-signer")

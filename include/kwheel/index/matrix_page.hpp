@@ -18,6 +18,14 @@ namespace kwheel {
 // The index pip's install lines take torch and other dependencies from.
 inline constexpr const char* kDefaultDepsIndex = "https://pypi.org/simple/";
 
+// What a wheel's signature means to the people reading the site, decided
+// from the chain kwheel verified (never from the text shown): signed by a
+// trusted signer (green); unsigned, or signed by a signer not trusted, which
+// kwheel counts as unsigned (neutral); a chain that does not hold or cannot
+// be read (red: a failure); no kernel metadata.json to sign (nothing shown
+// as a verdict).
+enum class SignatureStanding { none, trusted, unsigned_, invalid };
+
 // One wheel of the site, as a matrix cell shows it.
 struct MatrixWheel {
   std::string project;                // normalized name
@@ -26,6 +34,7 @@ struct MatrixWheel {
   std::vector<std::string> gpu_code;  // read from its objects: "sm_90", "compute_90", "gfx90a"
   uint64_t size = 0;
   std::string signature;              // who signed its metadata.json: "signed by ...", "unsigned", ...
+  SignatureStanding signature_standing = SignatureStanding::none;  // the cell's colour for it
   std::string hub_repo;               // the Hub repo and commit it was built from ("" when not from the Hub)
   std::string hub_commit;
   std::string hub_url;                // its "Hub revision" Project-URL

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kwheel/index/matrix_page.hpp"
 #include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel {
@@ -67,8 +68,17 @@ struct SiteOptions {
   // signature a wheel carries, checked when it joins the site).
   SignatureOptions signatures;
   // The index the kernel pages' install lines take torch and the kernels'
-  // Python dependencies from (a PyPI mirror); "" = PyPI.
+  // Python dependencies from (a PyPI mirror), kept in the manifest for later
+  // runs as the title is; "" keeps the site's (PyPI if it never had one).
   std::string deps_index;
+};
+
+// A wheel the pages show as unsigned or with a signature that failed: one
+// console warning each, and in --json.
+struct SignatureWarning {
+  std::string filename;
+  SignatureStanding standing;  // unsigned_ or invalid
+  std::string reason;          // "it has no metadata.json.sigstore", "digest: ...", ...
 };
 
 struct SiteReport {
@@ -80,6 +90,8 @@ struct SiteReport {
   std::vector<std::string> variants;   // sub-index names
   std::string title;                   // the matrix pages' title
   std::vector<std::string> pages;      // the matrix pages, relative to the site: "index.html", "kernels/<project>.html"
+  std::string deps_index;              // the index the install lines name for dependencies
+  std::vector<SignatureWarning> signature_warnings;  // every wheel of the site shown unsigned or invalid, by filename
 };
 
 // Builds SITE from its current wheels plus `wheels` in a temporary directory

@@ -39,7 +39,10 @@ struct LocalLabel {
 LocalLabel read_label(const std::string& version);
 
 // Why a wheel with this filename cannot run with `env` on `device` ("auto",
-// "cuda", "cpu"), or nullopt. Fields of `env` left empty are not checked:
+// "cuda", "cpu"), or nullopt. The label's backend must fit the backend
+// kernels selects for `env` (validate/backend_rule: a CPU build does not fit
+// a CUDA torch unless --device cpu), and the reason is then kernels' own
+// sentence. Fields of `env` left empty are not checked:
 // an unknown Python version skips the Python tags, an empty `system` the
 // platform tags (how `kwheel pin --torch X.Y --cuda X.Y` describes a target).
 std::optional<std::string> filename_incompatibility(const WheelFilename& wheel, const InterpreterInfo& env, const std::string& device);

@@ -24,6 +24,7 @@ struct InterpreterInfo {
   std::optional<std::string> torch;  // "2.11.0+cu130"
   std::optional<std::string> cuda;   // "13.0"
   std::optional<std::string> hip;
+  std::optional<std::string> xpu;    // "20250101": oneAPI's version for an XPU torch (kernels' backend rule)
   std::string torch_site;            // the directory holding the torch package
   std::optional<std::string> tvm_ffi;  // "0.1.3": apache-tvm-ffi's version, when tvm_ffi is importable
   std::string tvm_ffi_site;          // the directory holding the tvm_ffi package

@@ -166,6 +166,51 @@ TEST(MatrixPage, KernelPageCellsShowTheirIndexAnInstallLineAndTheHubCommit) {
   EXPECT_EQ(count(html, "<script>"), 1u);
 }
 
+// Issue #37, 7: every signature was shown in the trusted signer's green.
+// The class follows the standing kwheel decided, never the text.
+TEST(MatrixPage, SignatureClassFollowsItsStanding) {
+  MatrixPageSpec spec;
+  spec.title = "Acme";
+  spec.files_base = "files/";
+  auto signed_as = [](const std::string& name, const std::string& text, SignatureStanding standing) {
+    MatrixWheel w = wheel(name + "-1+torch.cpu-py3-none-any.whl", "1+torch.cpu");
+    w.project = name;
+    w.signature = text;
+    w.signature_standing = standing;
+    return w;
+  };
+  spec.kernels = {{"a", {signed_as("a", "signed by someone", SignatureStanding::trusted)}},
+                  {"b", {signed_as("b", "invalid: digest: b/x.py is not in metadata.json", SignatureStanding::invalid)}},
+                  {"c", {signed_as("c", "unsigned", SignatureStanding::unsigned_)}},
+                  {"d", {signed_as("d", "signed by an untrusted signer: someone", SignatureStanding::unsigned_)}}};
+  const std::string html = render_matrix_page(spec);
+  EXPECT_NE(html.find("<span class=\"signer sig-trusted\">signed by someone</span>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<span class=\"signer sig-invalid\">invalid: digest: b/x.py is not in metadata.json</span>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<span class=\"signer sig-unsigned\">unsigned</span>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<span class=\"signer sig-unsigned\">signed by an untrusted signer: someone</span>"), std::string::npos) << html;
+  EXPECT_EQ(count(html, "<script"), 0u);  // classes and the stylesheet, no script
+}
+
+// The home page names the index the install lines take dependencies from:
+// PyPI unless --deps-index-url named another.
+TEST(MatrixPage, HomePageNamesTheDepsIndex) {
+  MatrixPageSpec spec;
+  spec.title = "Acme";
+  spec.files_base = "files/";
+  spec.link_kernel_pages = true;
+  spec.kernels = {{"img2gray", {wheel("img2gray-1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.7.cu126")}}};
+  const auto howto = [&] {
+    const std::string html = render_matrix_page(spec);
+    const size_t at = html.find("<div class=\"howto\">");
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</div>", at) - at);
+  };
+  EXPECT_NE(howto().find("with PyPI as the extra index"), std::string::npos) << howto();
+  spec.deps_index = "https://mirror.example/a&b/simple/";
+  EXPECT_NE(howto().find("with <code class=\"deps-index\">https://mirror.example/a&amp;b/simple/</code> as the extra index"), std::string::npos)
+      << howto();
+  EXPECT_EQ(howto().find("PyPI"), std::string::npos) << howto();
+}
+
 TEST(MatrixPage, InstallLinesQuoteWhatTheShellWouldRead) {
   const MatrixWheel w{"k", "k-1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.7.cu126", {}, 1};
   EXPECT_EQ(install_line(w, "https://h/a'b;rm -rf x/simple/", "", "https://pypi.org/simple/"),

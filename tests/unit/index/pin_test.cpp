@@ -158,6 +158,39 @@ TEST_F(PinTest, NothingFitsIsNotFoundAndListsWhatThereIs) {
   EXPECT_NE(msg.find("torch2.8-cu128"), std::string::npos) << msg;
 }
 
+// Issue #37, 6: a CUDA target was given the CPU-only build. kernels 0.17.2
+// (variants.py _check_variants) loads neither a torch-cpu nor a torchXY-cpu
+// build on a CUDA torch; pin says so in kernels' words.
+TEST_F(PinTest, ACudaTargetIsNeverGivenACpuBuild) {
+  wheel("img2gray-0.1.0+torch.cpu-py3-none-any.whl");
+  wheel("img2gray-0.1.0+torch2.9.cpu-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const std::string msg = error_of([&] { pin(request(described_target("2.9", std::string("12.8")))); }, ErrorKind::not_found);
+  EXPECT_NE(msg.find("backend (cpu) does not match"), std::string::npos) << msg;
+  const fs::path cuda = wheel("img2gray-0.1.0+torch.cuda-py3-none-any.whl");
+  const PinResult r = pin(request(described_target("2.9", std::string("12.8"))));
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch.cuda --hash=sha256:" + sha256sum(cuda));
+  EXPECT_EQ(candidate(r, "img2gray-0.1.0+torch.cpu-py3-none-any.whl").problem,
+            "backend (cpu) does not match system backend (cuda) and is not universal");
+  EXPECT_EQ(candidate(r, "img2gray-0.1.0+torch2.9.cpu-cp39-abi3-manylinux_2_28_x86_64.whl").problem,
+            "backend (cpu) does not match selected backend (cu128)");
+  // The same wheels for a CPU target: the native CPU build.
+  EXPECT_EQ(pin(request(described_target("2.9", std::nullopt))).version, "0.1.0+torch2.9.cpu");
+}
+
+// kernels takes a CUDA x.z build on a CUDA x.y torch for z <= y, and
+// prefers the newest such minor (_sort_variants: -backend minor).
+TEST_F(PinTest, AnOlderCudaMinorFitsAndTheNewestFittingMinorWins) {
+  const fs::path cu126 = wheel("img2gray-0.1.0+torch2.9.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
+  PinRequest req = request(described_target("2.9", std::string("12.8")));
+  EXPECT_EQ(pin(req).requirement, "img2gray==0.1.0+torch2.9.cu126 --hash=sha256:" + sha256sum(cu126));
+  const fs::path cu128 = wheel("img2gray-0.1.0+torch2.9.cu128-cp39-abi3-manylinux_2_28_x86_64.whl");
+  wheel("img2gray-0.1.0+torch2.9.cu129-cp39-abi3-manylinux_2_28_x86_64.whl");
+  const PinResult r = pin(req);
+  EXPECT_EQ(r.requirement, "img2gray==0.1.0+torch2.9.cu128 --hash=sha256:" + sha256sum(cu128));
+  EXPECT_EQ(candidate(r, "img2gray-0.1.0+torch2.9.cu129-cp39-abi3-manylinux_2_28_x86_64.whl").problem,
+            "CUDA version (12.9) is not compatible with system CUDA version (12.8)");
+}
+
 TEST_F(PinTest, SeveralProjectsNeedAName) {
   wheel("img2gray-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");
   const fs::path act = wheel("activation-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl");

@@ -50,15 +50,21 @@ TEST(FilenameIncompatibility, TorchAndComputeFromTheLabel) {
   auto in = kwheel::testing::linux_cpython311("2.7.1+cu126", "12.6");
   const std::string tail = "-cp39-abi3-manylinux_2_28_x86_64.whl";
   EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126" + tail), in, "auto"));
-  EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0+torch2.7.cpu" + tail), in, "auto"));
   EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0-py3-none-any.whl"), in, "auto"));
+  // kernels' backend rule (validate/backend_rule): a CPU build does not fit a CUDA torch, in kernels' words.
+  EXPECT_EQ(filename_incompatibility(wf("k-0.1.0+torch2.7.cpu" + tail), in, "auto"), "backend (cpu) does not match selected backend (cu126)");
+  EXPECT_EQ(filename_incompatibility(wf("k-0.1.0+torch.cpu-py3-none-any.whl"), in, "auto"),
+            "backend (cpu) does not match system backend (cuda) and is not universal");
+  // --device cpu selects kernels' CPU backend on a CUDA torch: the CPU build, not the CUDA one.
+  EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0+torch2.7.cpu" + tail), in, "cpu"));
+  EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126" + tail), in, "cpu"));
   auto why = filename_incompatibility(wf("k-0.1.0+torch2.8.cu126" + tail), in, "auto");
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("torch ==2.8.*"), std::string::npos) << *why;
   why = filename_incompatibility(wf("k-0.1.0+torch2.7.cu128" + tail), in, "auto");
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("CUDA 12.8"), std::string::npos) << *why;
+  EXPECT_EQ(why, "CUDA version (12.8) is not compatible with system CUDA version (12.6)");
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cpu" + tail), in, "cuda"));
+  EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cpu" + tail), kwheel::testing::linux_cpython311("2.7.0"), "cuda"));
   EXPECT_FALSE(filename_incompatibility(wf("k-0.1.0+torchstableabi2.6.cu126" + tail), in, "auto"));  // stable ABI: >=
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torchstableabi2.8.cu126" + tail), in, "auto"));
   EXPECT_TRUE(filename_incompatibility(wf("k-0.1.0+torch2.7.cu126-cp39-abi3-manylinux_2_28_aarch64.whl"), in, "auto"));
@@ -124,19 +130,21 @@ TEST(VariantIncompatibility, JudgesTheWheelTheVariantWouldBecome) {
   EXPECT_FALSE(judge("torch27-cxx11-cu126-x86_64-linux", in));
   EXPECT_FALSE(judge("torch-universal", in));
   EXPECT_FALSE(judge("torch-cuda", in));
-  EXPECT_FALSE(judge("torch-cpu", in));  // a CPU build runs anywhere (device auto), as pin and validate decide
+  // kernels' backend rule: a CPU build is not loaded on a CUDA torch (issue #37, 6).
+  EXPECT_EQ(judge("torch-cpu", in), "backend (cpu) does not match system backend (cuda) and is not universal");
+  EXPECT_EQ(judge("torch27-cxx11-cpu-x86_64-linux", in), "backend (cpu) does not match selected backend (cu126)");
   auto why = judge("torch29-cxx11-cu130-x86_64-linux", in);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("torch ==2.9.*"), std::string::npos) << *why;
-  why = judge("torch27-cxx11-cu128-x86_64-linux", in);
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("CUDA 12.8"), std::string::npos) << *why;
+  EXPECT_EQ(judge("torch27-cxx11-cu128-x86_64-linux", in), "CUDA version (12.8) is not compatible with system CUDA version (12.6)");
+  EXPECT_FALSE(judge("torch27-cxx11-cu124-x86_64-linux", in));  // an older CUDA 12 minor fits, as kernels decides
   EXPECT_TRUE(judge("torch27-cxx11-cu126-aarch64-linux", in));  // the platform
   EXPECT_TRUE(judge("torch27-cpu-aarch64-darwin", in));
   const auto cpu = kwheel::testing::linux_cpython311("2.7.1+cpu", std::nullopt);
   EXPECT_TRUE(judge("torch27-cxx11-cu126-x86_64-linux", cpu));
   EXPECT_TRUE(judge("torch-cuda", cpu));
   EXPECT_FALSE(judge("torch27-cxx11-cpu-x86_64-linux", cpu));
+  EXPECT_FALSE(judge("torch-cpu", cpu));
   InterpreterInfo described;  // --torch 2.7 --cuda 12.6: platform not checked
   described.torch = "2.7";
   described.cuda = "12.6";
