@@ -202,6 +202,11 @@ bool IndexConnection::retry_with_keyring(const std::string& answered_url) {
   return true;
 }
 
+std::string IndexConnection::status_hint(long status) const {
+  if (status != 400 || !url_.starts_with("https://") || !tls_.client_cert.empty()) return "";
+  return "; if the index wants a client certificate (nginx answers 400 without one), pass --client-cert FILE (one PEM file with the certificate and its key)";
+}
+
 // The three places pip and kwheel look, each as the user would fill it in.
 std::string IndexConnection::ways_to_give_credentials() const {
   const std::string scheme = url_.substr(0, url_.find("://") + 3);

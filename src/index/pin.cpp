@@ -70,7 +70,8 @@ Page fetch_page(const std::string& url, IndexConnection* index, const std::strin
   if (r.status == 401 && index->retry_with_keyring(r.url)) r = get_simple_page(index->http(), url);
   if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + display_url(url) + " (HTTP 404)");
   if (r.status == 401 || r.status == 403) throw index->refused(r.url, r.status);
-  if (r.status != 200) throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what);
+  if (r.status != 200)
+    throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what + index->status_hint(r.status));
   page.body = std::move(r.body);
   page.json = r.json;
   page.url = r.url;

@@ -148,6 +148,13 @@ class IndexConnection {
   // credentials, which the next request sends; asked once.
   bool retry_with_keyring(const std::string& answered_url);
 
+  // What an answer other than 401/403 may mean for how the server is
+  // reached ("" when nothing): a TLS front such as nginx's
+  // `ssl_verify_client on` completes the handshake without a client
+  // certificate and answers 400, so a 400 over HTTPS without one names
+  // --client-cert.
+  std::string status_hint(long status) const;
+
   // The error for a 401/403 from `answered_url`, Error(auth): what to
   // give, or whose credentials were refused.
   Error refused(const std::string& answered_url, long status) const;

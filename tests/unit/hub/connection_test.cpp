@@ -309,6 +309,17 @@ TEST_F(ConnectionTest, ChildIndexUrlCarriesTheCredentialsPercentEncoded) {
   EXPECT_EQ(none.url_with_credentials().reveal(), "https://other.example/simple/");
 }
 
+TEST_F(ConnectionTest, A400OverHttpsWithoutAClientCertificateNamesTheFlag) {
+  Fixture f;
+  IndexConnection tls("https://idx.example/simple/", {}, f.base(), f.transport);
+  EXPECT_NE(tls.status_hint(400).find("--client-cert FILE"), std::string::npos);
+  EXPECT_EQ(tls.status_hint(500), "");
+  EXPECT_EQ(IndexConnection("http://idx.example/simple/", {}, f.base(), f.transport).status_hint(400), "");
+  ConnectionSettings with_cert;
+  with_cert.tls = resolve_tls({{}, {{"--client-cert", pem("me.pem")}}});
+  EXPECT_EQ(IndexConnection("https://idx.example/simple/", with_cert, f.base(), f.transport).status_hint(400), "");
+}
+
 TEST_F(ConnectionTest, PasswordsAreRedactedOnceUsed) {
   Fixture f;
   IndexConnection c("http://alice:Redact%2BMe-123@idx.example/simple/", {}, f.base(), f.transport);
