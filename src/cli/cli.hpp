@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kwheel/factory/source.hpp"
+#include "kwheel/hub/connection.hpp"
 #include "kwheel/kernel/kernel_signature.hpp"
 #include "kwheel/validate/interpreter.hpp"
 
@@ -45,8 +46,13 @@ void add_examples(CLI::App* sub, const std::vector<std::string>& lines);
 Feedback feedback(const Output& out);
 
 // Adds --revision, --endpoint, --token, --offline, --cache-dir, --repo-type,
-// --stall-timeout, --trust-remote-code, --trust-repo and --ca-bundle.
+// --stall-timeout, --trust-remote-code, --trust-repo and the TLS flags.
 void add_hub_flags(CLI::App* sub, SourceRequest& request);
+
+// Adds --cert and --client-cert (and, where the Hub commands took it,
+// --ca-bundle as --cert's hidden older name): the one place every command
+// that reaches a server gets them (kwheel/hub/connection.hpp).
+void add_tls_flags(CLI::App* sub, TlsFlags& flags, bool ca_bundle_alias = false);
 
 // The environment wheels must fit: --python PY (probed), or described by
 // --torch X.Y with --cuda X.Y or --cpu (pin, variants).

@@ -19,8 +19,7 @@ void add_hub_flags(CLI::App* sub, SourceRequest& a) {
                 "Build repos whose org the Hub does not mark trustedKernelPublisher (kernels' trust_remote_code=True); default: refuse them");
   sub->add_option("--trust-repo", a.trust.repos,
                   "Trust this repo (ORG/NAME) whatever its publisher, like kernels' trust_remote_code allowlist (repeatable)")->type_name("ORG/NAME");
-  sub->add_option("--ca-bundle", a.hub.ca_bundle,
-                  "PEM file of CAs to trust for the Hub's TLS (default: $KWHEEL_CA_BUNDLE, $REQUESTS_CA_BUNDLE, system CAs)")->type_name("FILE");
+  add_tls_flags(sub, a.hub.tls, true);
 }
 
 }  // namespace kwheel::cli

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <iostream>
 
 #include "cli.hpp"
@@ -15,7 +16,21 @@ struct PinArgs {
   std::string name, version, out;
   bool extra_index = false;
   std::string lock;
+  TlsFlags tls;
+  std::string keyring_provider;
 };
+
+// Only an http(s) index is reached over TLS: a directory or a file://
+// index is pinned whatever the CA variables say.
+ConnectionSettings connection_settings(const PinArgs& a) {
+  ConnectionSettings c;
+  if (!a.source.starts_with("http://") && !a.source.starts_with("https://")) return c;
+  c.tls = resolve_tls(tls_sources(a.tls));
+  const char* env = std::getenv("PIP_KEYRING_PROVIDER");
+  if (!a.keyring_provider.empty()) c.keyring = parse_keyring_provider(a.keyring_provider, "--keyring-provider");
+  else if (env && *env) c.keyring = parse_keyring_provider(env, "PIP_KEYRING_PROVIDER");
+  return c;
+}
 
 }  // namespace
 
@@ -34,9 +49,14 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   // --output was pin's name for -o before every command took -o/--out;
   // scripts that use it keep working, and --help shows only --out.
   auto* old_name = sub->add_option("--output", a->out, "Same as --out (its old name)")->type_name("FILE")->group("");
+  add_tls_flags(sub, a->tls);
+  sub->add_option("--keyring-provider", a->keyring_provider,
+                  "Ask the keyring program for an index's credentials after a 401, as pip's subprocess provider: auto (when `keyring` is on PATH), "
+                  "subprocess or disabled (default: $PIP_KEYRING_PROVIDER, else auto). Before keyring: the URL's user:password@, then ~/.netrc ($NETRC)")
+      ->type_name("auto|subprocess|disabled");
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel pin dist --python /opt/venv/bin/python -o requirements.txt   # that interpreter's torch and CUDA decide",
-                     "kwheel pin https://pypi.example.org/simple/ --torch 2.9 --cuda 12.8 > requirements.txt",
+                     "kwheel pin https://pypi.internal/simple/ --cert team-ca.pem --torch 2.9 --cuda 12.8 > requirements.txt   # password: ~/.netrc, keyring or user:pw@",
                      "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o requirements.txt"});
   sub->callback([a, out_file, old_name, &out, &exit_code] {
     // Refused before the interpreter is probed or an index asked.
@@ -51,6 +71,7 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
                                         (std::filesystem::path(a->lock) / "kernels.lock").string() + ")");
     PinRequest req;
     req.source = a->source;
+    req.connection = connection_settings(*a);
     if (!a->name.empty()) req.name = a->name;
     if (!a->version.empty()) req.version = a->version;
     req.extra_index = a->extra_index;

@@ -13,7 +13,8 @@ namespace {
 
 struct PublishArgs {
   std::vector<std::string> inputs;
-  std::string repository_url, repository, config_file, username, password, cert, stall_timeout, index_url;
+  std::string repository_url, repository, config_file, username, password, stall_timeout, index_url;
+  TlsFlags tls;
   bool skip_existing = false;
   unsigned jobs = 4;
   unsigned attempts = 5;
@@ -24,6 +25,12 @@ std::optional<std::string> option_or_env(const CLI::Option* opt, const std::stri
   if (opt->count()) return value;
   if (const char* v = std::getenv(env); v && *v) return std::string(v);
   return std::nullopt;
+}
+
+// A variable's value; unset reads as empty, which tls_sources skips.
+std::string env_text(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
 }
 
 }  // namespace
@@ -37,7 +44,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--config-file", a->config_file, "The .pypirc to read (default ~/.pypirc)")->type_name("FILE");
   auto* user = sub->add_option("-u,--username", a->username, "Username (TWINE_USERNAME); __token__ for an API token")->type_name("NAME");
   auto* pass = sub->add_option("-p,--password", a->password, "Password or token; prefer TWINE_PASSWORD: arguments are visible to other users")->type_name("PASSWORD");
-  auto* cert = sub->add_option("--cert", a->cert, "CA bundle to verify the index's TLS certificate (TWINE_CERT)")->type_name("FILE");
+  add_tls_flags(sub, a->tls);  // after each flag: TWINE_CERT / TWINE_CLIENT_CERT, the .pypirc section, the shared variables
   sub->add_flag("--skip-existing", a->skip_existing,
                 "A file the index already has (409, or 400 \"already exists\") counts as success when the index's simple page gives it the same sha256; other bytes fail");
   auto* index_url = sub->add_option("--index-url", a->index_url,
@@ -54,14 +61,14 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   add_examples(sub, {"TWINE_USERNAME=alice TWINE_PASSWORD=... kwheel publish dist --repository-url https://pypi.example.org/",
                      "kwheel publish dist -r internal                 # a section of ~/.pypirc",
                      "kwheel publish dist -r internal --skip-existing  # re-runs upload only what is missing"});
-  sub->callback([a, url, repo, user, pass, cert, stall, index_url, &out, &exit_code] {
+  sub->callback([a, url, repo, user, pass, stall, index_url, &out, &exit_code] {
     RepositorySources src;
     src.repository_url = option_or_env(url, a->repository_url, "TWINE_REPOSITORY_URL");
     src.repository = option_or_env(repo, a->repository, "TWINE_REPOSITORY");
     src.config_file = a->config_file;
     src.username = option_or_env(user, a->username, "TWINE_USERNAME");
     if (auto p = option_or_env(pass, a->password, "TWINE_PASSWORD")) src.password = Secret(*p);
-    src.ca_cert = option_or_env(cert, a->cert, "TWINE_CERT");
+    src.tls = tls_sources(a->tls, {{"TWINE_CERT", env_text("TWINE_CERT")}}, {{"TWINE_CLIENT_CERT", env_text("TWINE_CLIENT_CERT")}});
     if (pass->count()) out.warn("--password on the command line is visible to other users of this machine; prefer TWINE_PASSWORD");
     a->password.assign(a->password.size(), '\0');
 
@@ -103,7 +110,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
       }
     }
     if (out.json)
-      out.emit_json({{"ok", failed == 0}, {"repository", repository.url}, {"username", repository.username}, {"uploaded", uploaded},
+      out.emit_json({{"ok", failed == 0}, {"repository", repository.url}, {"username", repository.username}, {"ca_from", repository.tls.ca_from}, {"uploaded", uploaded},
                      {"existing", existing}, {"failed", failed}, {"files", files}});
     else
       out.info("summary: " + std::to_string(uploaded) + " uploaded, " + std::to_string(existing) + " already there, " + std::to_string(failed) + " failed");

@@ -37,6 +37,9 @@ nlohmann::json ResolvedSource::describe() const {
   j["latest"] = resolution->latest;
   j["repo_type_fallback"] = !client->repo_type_note().empty();
   j["token"] = client->config().token.empty() ? "none" : "from " + client->config().token_source;
+  // Where TLS trust came from (connection.hpp's order), never a secret.
+  j["ca_from"] = client->config().tls.ca_from;
+  if (!client->config().tls.client_cert.empty()) j["client_cert_from"] = client->config().tls.client_cert_from;
   return j;
 }
 

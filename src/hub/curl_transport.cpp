@@ -43,13 +43,29 @@ bool retryable_curl(CURLcode c) {
   }
 }
 
+// A server that wants a client certificate ends the handshake with an
+// alert, which OpenSSL reports only in its text (as a read or connect
+// error); asking again without one cannot help.
+bool refused_for_no_client_cert(CURLcode code, const std::string& text, const HttpOptions& o) {
+  const bool handshake = code == CURLE_SSL_CONNECT_ERROR || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR;
+  return handshake && o.client_cert.empty() &&
+         (text.find("alert certificate required") != std::string::npos || text.find("alert handshake failure") != std::string::npos);
+}
+
+std::string curl_text(CURLcode code, const char* errbuf) { return errbuf && *errbuf ? errbuf : curl_easy_strerror(code); }
+
 std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o) {
-  std::string m = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
+  std::string m = curl_text(code, errbuf);
   const bool untrusted = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
                          code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR;
   if (untrusted && !o.tls_fix.empty())
-    m += (o.ca_bundle.empty() ? std::string() : " (CA file in use: '" + o.ca_bundle + "')") +
+    m += (o.ca_bundle.empty() ? std::string(" (CAs in use: the system's)")
+                              : " (CA file in use: '" + o.ca_bundle + "'" + (o.ca_from.empty() ? "" : ", from " + o.ca_from) + ")") +
          "; if the server's certificate comes from a private CA, " + o.tls_fix;
+  if (refused_for_no_client_cert(code, m, o))
+    m += "; the server may want a client certificate: pass --client-cert FILE (one PEM file with the certificate and its private key)";
+  if (code == CURLE_SSL_CERTPROBLEM && !o.client_cert.empty())
+    m += " (client certificate '" + o.client_cert + "'); --client-cert takes one PEM file holding the certificate and its unencrypted private key";
   return m;
 }
 
@@ -92,6 +108,7 @@ class CurlCall {
     ex.failure = rc == CURLE_WRITE_ERROR && stopped_   ? F::stopped
                  : rc == CURLE_FILESIZE_EXCEEDED       ? F::too_big
                  : rc == CURLE_READ_ERROR              ? F::upload_unreadable
+                 : refused_for_no_client_cert(rc, curl_text(rc, errbuf_), options_) ? F::fatal
                  : retryable_curl(rc)                  ? F::transient
                                                        : F::fatal;
     return ex;
@@ -112,6 +129,12 @@ class CurlCall {
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf_);
     if (!o.user_agent.empty()) curl_easy_setopt(c, CURLOPT_USERAGENT, o.user_agent.c_str());
     if (!o.ca_bundle.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o.ca_bundle.c_str());
+    if (!o.client_cert.empty()) {  // pip's --client-cert: certificate and key in one PEM file
+      curl_easy_setopt(c, CURLOPT_SSLCERT, o.client_cert.c_str());
+      curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(c, CURLOPT_SSLKEY, o.client_cert.c_str());
+      curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    }
     if (headers_) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers_.get());
     if (r.accept_encoding) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
     if (r.max_declared_body) curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_declared_body));

@@ -97,17 +97,9 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
   if (auto v = flags.stall_timeout ? flags.stall_timeout : env("KWHEEL_STALL_TIMEOUT"))
     c.stall_timeout = parse_stall_timeout(*v, flags.stall_timeout ? "--stall-timeout" : "KWHEEL_STALL_TIMEOUT");
 
-  // REQUESTS_CA_BUNDLE is what huggingface_hub (requests) honours: a
-  // machine set up for it works with kwheel too.
-  const char* ca_from = "--ca-bundle";
-  if (flags.ca_bundle) c.ca_bundle = *flags.ca_bundle;
-  else if (auto k = env("KWHEEL_CA_BUNDLE")) c.ca_bundle = *k, ca_from = "KWHEEL_CA_BUNDLE";
-  else if (auto r = env("REQUESTS_CA_BUNDLE")) c.ca_bundle = *r, ca_from = "REQUESTS_CA_BUNDLE";
-  if (!c.ca_bundle.empty()) {
-    std::error_code ec;
-    if (!fs::is_regular_file(c.ca_bundle, ec) || ::access(c.ca_bundle.c_str(), R_OK) != 0)
-      throw Error(ErrorKind::usage, std::string(ca_from) + " '" + c.ca_bundle + "' is not a readable file; give a PEM file of CA certificates");
-  }
+  // The order every command shares (connection.hpp): a machine set up for
+  // huggingface_hub (SSL_CERT_FILE) or for pip works with kwheel too.
+  c.tls = resolve_tls(tls_sources(flags.tls));
 
   // HF_TOKEN, or the older HUGGING_FACE_HUB_TOKEN; one that is blank once
   // trimmed counts as none, so the token file is read, as huggingface_hub's

@@ -81,12 +81,23 @@ struct HttpClient::Loop {
 
 HttpClient::HttpClient(HttpOptions options, std::shared_ptr<Transport> transport)
     : options_(std::move(options)), transport_(transport ? std::move(transport) : std::make_shared<CurlTransport>(options_)) {
-  // What this client will send, in the forms it sends it: from here on no
-  // message or printed line may show any of them.
-  register_secret(options_.token);
-  if (!options_.token.empty() && !options_.username.empty()) register_secret_form(basic_credential(options_));
+  register_credentials();
 }
 HttpClient::~HttpClient() = default;
+
+// What this client will send, in the forms it sends it: from here on no
+// message or printed line may show any of them.
+void HttpClient::register_credentials() const {
+  register_secret(options_.token);
+  if (!options_.token.empty() && (!options_.username.empty() || options_.basic)) register_secret_form(basic_credential(options_));
+}
+
+void HttpClient::use_basic_credentials(const std::string& username, const Secret& password) {
+  options_.username = username;
+  options_.token = password;
+  options_.basic = true;
+  register_credentials();
+}
 
 // Attempts with backoff; within one, redirects (bounded) with credentials
 // for the auth origin only. Statuses are the caller's to judge, except

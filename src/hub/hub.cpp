@@ -80,9 +80,8 @@ HubClient::HubClient(HubConfig config, std::string repo_id, unsigned jobs, std::
         o.auth_origin = url_origin(config_.endpoint);
         o.token = config_.token;
         o.user_agent = std::string("kwheel/") + KWHEEL_VERSION + "; file_type/kernel";
-        o.ca_bundle = config_.ca_bundle;
         o.stall_timeout = config_.stall_timeout;
-        o.tls_fix = "pass its CA certificate with --ca-bundle FILE (or KWHEEL_CA_BUNDLE)";
+        apply_tls(config_.tls, o);
         return o;
       }(), std::move(transport)) {}
 

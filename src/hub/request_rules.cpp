@@ -44,8 +44,9 @@ std::string basic_credential(const HttpOptions& o) {
 }
 
 std::vector<std::string> request_headers(const HttpOptions& o, const std::string& url, std::vector<std::string> extra) {
-  if (!o.token.empty() && o.auth_origin && url_origin(url) == *o.auth_origin)
-    extra.push_back(o.username.empty() ? "Authorization: Bearer " + o.token.reveal() : "Authorization: Basic " + basic_credential(o));
+  if (!o.auth_origin || url_origin(url) != *o.auth_origin) return extra;
+  if (o.basic ? !o.username.empty() || !o.token.empty() : !o.token.empty())
+    extra.push_back(o.username.empty() && !o.basic ? "Authorization: Bearer " + o.token.reveal() : "Authorization: Basic " + basic_credential(o));
   return extra;
 }
 

@@ -49,7 +49,7 @@ fs::path file_url_path(const std::string& url) {
 
 // A simple-API page: a directory's index.json (preferred) or index.html
 // for file://, content negotiation over HTTP.
-Page fetch_page(const std::string& url, HttpClient* http, const std::string& what) {
+Page fetch_page(const std::string& url, IndexConnection* index, const std::string& what) {
   Page page;
   page.url = url;
   if (url.starts_with("file://")) {
@@ -65,11 +65,13 @@ Page fetch_page(const std::string& url, HttpClient* http, const std::string& wha
     }
     return page;
   }
-  SimplePage r = get_simple_page(*http, url);
+  SimplePage r = get_simple_page(index->http(), url);
+  // pip's rule: a 401 to credentials that did not come from the URL asks keyring once.
+  if (r.status == 401 && index->retry_with_keyring(r.url)) r = get_simple_page(index->http(), url);
   if (r.status == 404) throw Error(ErrorKind::not_found, what + " not found at " + display_url(url) + " (HTTP 404)");
-  if (r.status == 401 || r.status == 403)
-    throw Error(ErrorKind::auth, display_url(url) + " wants credentials (HTTP " + std::to_string(r.status) + "); kwheel pin reads public indexes only");
-  if (r.status != 200) throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what);
+  if (r.status == 401 || r.status == 403) throw index->refused(r.url, r.status);
+  if (r.status != 200)
+    throw Error(ErrorKind::network, display_url(url) + " answered HTTP " + std::to_string(r.status) + " for the " + what + index->status_hint(r.status));
   page.body = std::move(r.body);
   page.json = r.json;
   page.url = r.url;
@@ -254,8 +256,8 @@ std::string index_root(const std::string& source) {
 }
 
 // The projects an index's root page lists, normalized.
-std::vector<std::string> index_projects(const std::string& root, HttpClient& http) {
-  const Page p = fetch_page(root, &http, "index page");
+std::vector<std::string> index_projects(const std::string& root, IndexConnection& index) {
+  const Page p = fetch_page(root, &index, "index page");
   std::vector<std::string> names;
   for (const auto& n : parse_root_page(p.body, p.json, root)) names.push_back(normalize_name(n));
   return names;
@@ -310,10 +312,10 @@ Listing list_directory(const PinRequest& req, std::optional<std::string>& wanted
 
 // The files on the project page of `wanted` (or of the index's only
 // project), their URLs made absolute.
-Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, HttpClient& http, PinResult& result) {
-  const std::string root = index_root(req.source);
+Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, IndexConnection& index, PinResult& result) {
+  const std::string& root = index.url();
   if (!wanted) {
-    const std::vector<std::string> names = index_projects(root, http);
+    const std::vector<std::string> names = index_projects(root, index);
     if (names.size() != 1) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
@@ -323,11 +325,13 @@ Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, Ht
   }
   Listing out;
   const std::string project_url = root + encode_component(*wanted) + "/";
-  Page p = fetch_page(project_url, &http, "project '" + *wanted + "'");
+  Page p = fetch_page(project_url, &index, "project '" + *wanted + "'");
   out.files = p.json ? parse_project_json(p.body, project_url) : parse_project_html(p.body, project_url);
   result.page_format = p.json ? "json" : "html";
   for (auto& f : out.files) f.url = join_url(p.url, f.url);
   result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
+  result.ca_from = index.ca_from();
+  result.credentials_from = index.credentials_from();
   out.where = project_url;
   return out;
 }
@@ -431,11 +435,11 @@ PinResult pin(const PinRequest& req) {
   PinResult result;
   const bool is_url = req.source.find("://") != std::string::npos;
   std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
-  HttpClient http(pin_http_options(), req.transport);
+  IndexConnection index(is_url ? index_root(req.source) : std::string(), req.connection, pin_http_options(), req.transport);
 
-  const Listing listing = is_url ? list_index(req, wanted, http, result) : list_directory(req, wanted, result);
+  const Listing listing = is_url ? list_index(req, wanted, index, result) : list_directory(req, wanted, result);
   result.project = *wanted;
-  const std::vector<Fit> fits = judge_candidates(listing.files, req, http, result);
+  const std::vector<Fit> fits = judge_candidates(listing.files, req, index.http(), result);
   if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + result.project + "' at " + listing.where);
   if (fits.empty()) throw_no_fit(result, listing.where, req);
   choose(fits, result);
@@ -452,17 +456,20 @@ json to_json(const PinResult& r) {
     if (c.problem) j["reason"] = *c.problem;
     candidates.push_back(std::move(j));
   }
-  return json{{"ok", true},
-              {"project", r.project},
-              {"version", r.version},
-              {"variant", variant_name(r.label)},
-              {"variant_described", r.label.describe()},
-              {"requirement", r.requirement},
-              {"index_line", r.index_line},
-              {"page_format", r.page_format},
-              {"requirements", r.text},
-              {"files", files},
-              {"candidates", candidates}};
+  json j{{"ok", true},
+         {"project", r.project},
+         {"version", r.version},
+         {"variant", variant_name(r.label)},
+         {"variant_described", r.label.describe()},
+         {"requirement", r.requirement},
+         {"index_line", r.index_line},
+         {"page_format", r.page_format},
+         {"requirements", r.text},
+         {"files", files},
+         {"candidates", candidates}};
+  // Where TLS trust and credentials came from, never what they are.
+  if (r.page_format != "directory") j["connection"] = {{"ca_from", r.ca_from}, {"credentials_from", r.credentials_from}};
+  return j;
 }
 
 namespace {
@@ -475,10 +482,9 @@ std::vector<std::string> source_projects(const PinRequest& req) {
     if (names.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
     return {names.begin(), names.end()};
   }
-  const std::string root = index_root(req.source);
-  HttpClient http(pin_http_options(), req.transport);
-  for (auto& n : index_projects(root, http)) names.insert(std::move(n));
-  if (names.empty()) throw Error(ErrorKind::not_found, "index " + root + " lists no project");
+  IndexConnection index(index_root(req.source), req.connection, pin_http_options(), req.transport);
+  for (auto& n : index_projects(index.url(), index)) names.insert(std::move(n));
+  if (names.empty()) throw Error(ErrorKind::not_found, "index " + index.url() + " lists no project");
   return {names.begin(), names.end()};
 }
 

@@ -175,7 +175,8 @@ Repository resolve_repository(const RepositorySources& src) {
   Repository repo;
   std::optional<std::string> cfg_user;
   std::optional<Secret> cfg_password;
-  std::optional<std::string> cfg_ca;
+  std::optional<std::string> cfg_ca, cfg_client_cert;
+  std::string cfg_where;  // the .pypirc section, for messages
   std::string where_to_fix;
   if (src.repository_url && !src.repository_url->empty()) {
     ParsedUrl p = parse_upload_url(*src.repository_url, "--repository-url");
@@ -217,6 +218,8 @@ Repository resolve_repository(const RepositorySources& src) {
     cfg_user = it->second.username;
     cfg_password = it->second.password;
     cfg_ca = it->second.ca_cert;
+    cfg_client_cert = it->second.client_cert;
+    cfg_where = "[" + *src.repository + "] of " + path;
     repo.described = "[" + *src.repository + "] in " + path;
     where_to_fix = "the [" + *src.repository + "] section of " + path + ", --username/--password or TWINE_USERNAME/TWINE_PASSWORD";
   } else {
@@ -232,8 +235,12 @@ Repository resolve_repository(const RepositorySources& src) {
     throw Error(ErrorKind::auth, "no password for user '" + *user + "' at " + repo.url + "; set it in " + where_to_fix);
   repo.username = user.value_or("");
   if (password) repo.password = *password;
-  repo.ca_cert = src.ca_cert ? *src.ca_cert : cfg_ca.value_or("");
-  if (!repo.ca_cert.empty()) repo.ca_cert = expand_user(repo.ca_cert);
+  // twine's order (--cert, TWINE_CERT, the section's ca_cert), then the
+  // variables every command reads.
+  TlsSources tls = src.tls;
+  if (cfg_ca && !cfg_ca->empty()) tls.ca.push_back({"ca_cert in " + cfg_where, expand_user(*cfg_ca)});
+  if (cfg_client_cert && !cfg_client_cert->empty()) tls.client_cert.push_back({"client_cert in " + cfg_where, expand_user(*cfg_client_cert)});
+  repo.tls = resolve_tls(tls);
   return repo;
 }
 
@@ -351,7 +358,7 @@ HttpOptions upload_http_options(const Repository& repo, const PublishOptions& o)
   http.backoff = o.backoff;
   http.stall_timeout = o.stall_timeout;
   http.user_agent = o.user_agent;
-  http.ca_bundle = repo.ca_cert;
+  apply_tls(repo.tls, http);
   http.tls_fix = "pass its CA certificate with --cert FILE (or TWINE_CERT, or ca_cert in .pypirc)";
   return http;
 }

@@ -128,8 +128,9 @@ subprocess.Popen.communicate = _recording_communicate
 
 # Inputs the tests write on purpose: a token file for the HF token lookup, a
 # .pypirc with a password (any name containing "pypirc"), a netrc file with
-# an index's credentials (any name containing "netrc"). Matched on the name.
-SECRET_INPUT_NAMES = {"token"}
+# an index's credentials (any name containing "netrc"), a fake `keyring`
+# program that prints a password. Matched on the name.
+SECRET_INPUT_NAMES = {"token", "keyring"}
 
 
 def _test_secrets(session) -> set[str]:

@@ -78,16 +78,27 @@ def tls_hub(store, pki):
         yield srv
 
 
+# The CA variables every command reads (connection.hpp), in its order.
+CA_VARIABLES = ("KWHEEL_CA_BUNDLE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT")
+
+
+def tls_env(home, **extra):
+    """clean_env without the machine's own CA variables (a proxy's): the test's CA decides."""
+    env = {k: v for k, v in H.clean_env(home).items() if k not in CA_VARIABLES + ("SSL_CERT_DIR", "CURL_CA_BUNDLE")}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
 def tls_build(tls_hub, tmp_path, *extra, env=None):
     return kwheel("build", REPO, "--revision", "main", "--endpoint", tls_hub.endpoint, "--token", TOKEN,
                   "--cache-dir", tmp_path / "cache", "-o", tmp_path / "dist", *extra,
-                  env=env or H.clean_env(tmp_path / "home"))
+                  env=env or tls_env(tmp_path / "home"))
 
 
 def test_tls_self_signed_hub_is_refused_by_default(tls_hub, tmp_path):
     tls_hub.clear_log()
     r = tls_build(tls_hub, tmp_path)
-    err = one_line_error(r, 4, tls_hub.endpoint, "certificate", "--ca-bundle")
+    err = one_line_error(r, 4, tls_hub.endpoint, "certificate", "--cert FILE", "the system's")
     assert not (tmp_path / "dist").exists()
     # refused during the handshake: the server never saw a request (nor the token)
     assert tls_hub.log() == [], err
@@ -102,11 +113,21 @@ def test_tls_ca_bundle_option_trusts_the_private_ca(tls_hub, pki, tmp_path, clea
 
 
 def test_tls_ca_bundle_from_environment(tls_hub, pki, tmp_path, clean):
-    for var in ("KWHEEL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"):
+    for var in CA_VARIABLES:
         d = tmp_path / var
-        r = tls_build(tls_hub, d, env=H.clean_env(d / "home", **{var: pki["ca"]}))
+        r = tls_build(tls_hub, d, env=tls_env(d / "home", **{var: pki["ca"]}))
         assert r.returncode == 0, str(r)
         H.assert_like_directory_build(r, d / "dist", clean, REPO)
+
+
+def test_tls_cert_is_the_hub_commands_flag_too(tls_hub, pki, tmp_path, clean):
+    """--cert (pip's name) beats a wrong CA in every variable; --ca-bundle is its older name."""
+    wrong = {var: pki["other_ca"] for var in CA_VARIABLES}
+    r = tls_build(tls_hub, tmp_path, "--cert", pki["ca"], env=tls_env(tmp_path / "home", **wrong))
+    assert r.returncode == 0, str(r)
+    H.assert_like_directory_build(r, tmp_path / "dist", clean, REPO)
+    r = tls_build(tls_hub, tmp_path / "both", "--cert", pki["ca"], "--ca-bundle", pki["ca"])
+    one_line_error(r, 2, "--cert and --ca-bundle are one option")
 
 
 def test_tls_wrong_ca_bundle_names_the_file_in_use(tls_hub, pki, tmp_path):

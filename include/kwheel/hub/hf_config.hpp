@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kwheel/base/secret.hpp"
+#include "kwheel/hub/connection.hpp"
 
 namespace kwheel {
 
@@ -23,7 +24,7 @@ struct HubConfig {
   std::string repo_type = "kernel";    // "kernel" or "model"
   bool repo_type_forced = false;
   std::chrono::seconds stall_timeout{60};  // --stall-timeout / KWHEEL_STALL_TIMEOUT: abort a transfer idle this long
-  std::string ca_bundle;               // --ca-bundle, KWHEEL_CA_BUNDLE, REQUESTS_CA_BUNDLE; empty = system CAs
+  TlsSettings tls;                     // --cert/--ca-bundle, then the CA variables (connection.hpp); --client-cert
 };
 
 struct HubFlags {
@@ -32,7 +33,7 @@ struct HubFlags {
   std::optional<std::string> cache_dir;
   bool offline = false;
   std::optional<std::string> repo_type;
-  std::optional<std::string> ca_bundle;
+  TlsFlags tls;
   std::optional<std::string> stall_timeout;
 };
 

@@ -43,6 +43,9 @@ struct HttpOptions {
   std::optional<std::string> auth_origin;  // "http://127.0.0.1:8000": token goes only here
   Secret token;                            // sent as "Authorization: Bearer ..."
   std::string username;                    // set: "Authorization: Basic username:token" instead (package indexes)
+  // Basic even when the username or the token is empty, as pip sends
+  // "user:" for an index URL that names only a user.
+  bool basic = false;
   unsigned max_attempts = 5;               // per request, first try included
   std::chrono::milliseconds backoff{500};  // doubled per retry, capped at max_backoff
   std::chrono::milliseconds max_backoff{8000};
@@ -52,6 +55,8 @@ struct HttpOptions {
   unsigned max_redirects = 10;
   std::string user_agent;
   std::string ca_bundle;                   // extra CA file; empty = system default
+  std::string ca_from;                     // where ca_bundle came from ("--cert", "SSL_CERT_FILE"), for messages
+  std::string client_cert;                 // PEM file with the client certificate and its key (mutual TLS); empty = none
   // Appended to certificate-verification errors: how this command's user
   // gives a CA ("pass its CA certificate with --ca-bundle FILE").
   std::string tls_fix;
@@ -124,12 +129,17 @@ class HttpClient {
   // could not be fetched; files already verified stay in place.
   void download(std::vector<DownloadJob> jobs, unsigned parallel, const DownloadProgress& progress = {});
 
+  // Credentials learnt after a first answer (pip asks keyring after a 401):
+  // "Authorization: Basic" from the next request on, to auth_origin only.
+  void use_basic_credentials(const std::string& username, const Secret& password);
+
   const TransferStats& stats() const { return stats_; }
   const HttpOptions& options() const { return options_; }
 
  private:
   struct Loop;
   HttpResponse request(HttpRequest request, const std::vector<std::string>& extra_headers, const Loop& loop);
+  void register_credentials() const;
 
   HttpOptions options_;
   std::shared_ptr<Transport> transport_;

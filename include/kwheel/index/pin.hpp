@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kwheel/hub/connection.hpp"
 #include "kwheel/hub/transport.hpp"
 #include "kwheel/validate/compat.hpp"
 #include "kwheel/index/simple_index.hpp"
@@ -36,6 +37,11 @@ struct PinRequest {
   std::optional<std::string> repo_id;
   std::optional<std::string> commit;
   std::shared_ptr<Transport> transport;  // where index requests go; none: libcurl (tests pass a fake)
+  // TLS and the keyring provider for an index URL. Credentials come from
+  // the URL's userinfo, the netrc file, then keyring after a 401 (pip's
+  // order, kwheel/hub/connection.hpp); the URL written and reported never
+  // carries them.
+  ConnectionSettings connection;
 };
 
 struct PinCandidate {
@@ -54,6 +60,11 @@ struct PinResult {
   std::string requirement;             // "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:..."
   std::string text;                    // the whole requirements.txt snippet
   std::vector<PinCandidate> candidates;
+  // An index URL: where its CA bundle and its credentials came from
+  // (connection.hpp's names: "--cert", "SSL_CERT_FILE", "system"; "the URL",
+  // a netrc path, "keyring (...)", or "" for none). Never a secret.
+  std::string ca_from;
+  std::string credentials_from;
 };
 
 // An environment described on the command line: torch X.Y with CUDA X.Y,

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kwheel/hub/connection.hpp"
 #include "kwheel/hub/http.hpp"
 #include "kwheel/base/secret.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
@@ -29,14 +30,17 @@ struct RepositorySources {
   std::string config_file;                    // --config-file; empty = ~/.pypirc (may be absent)
   std::optional<std::string> username;        // --username / TWINE_USERNAME
   std::optional<Secret> password;             // --password / TWINE_PASSWORD
-  std::optional<std::string> ca_cert;         // --cert / TWINE_CERT
+  // --cert then TWINE_CERT, --client-cert then TWINE_CLIENT_CERT (tls_sources);
+  // the .pypirc section's ca_cert and client_cert follow, then the shared
+  // variables (kwheel/hub/connection.hpp).
+  TlsSources tls;
 };
 
 struct Repository {
   std::string url;          // upload endpoint, without user info
   std::string username;     // empty: anonymous
   Secret password;
-  std::string ca_cert;
+  TlsSettings tls;
   std::string described;    // "--repository-url http://..." or "[private] in /home/u/.pypirc", for messages
 };
 

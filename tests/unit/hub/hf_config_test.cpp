@@ -29,7 +29,8 @@ class HubConfigTest : public ::testing::Test {
   HubConfigTest() : home_("unit") {
     for (const char* name : {"HF_ENDPOINT", "HF_TOKEN", "HF_TOKEN_PATH", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
                              "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HUGGING_FACE_HUB_TOKEN", "XDG_CACHE_HOME",
-                             "KWHEEL_STALL_TIMEOUT", "KWHEEL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"})
+                             "KWHEEL_STALL_TIMEOUT", "KWHEEL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "PIP_CERT",
+                             "SSL_CLIENT_CERT", "PIP_CLIENT_CERT"})
       env_.push_back(std::make_unique<ScopedEnv>(name, nullptr));
     set("HOME", home_.path().c_str());
   }
@@ -66,7 +67,7 @@ TEST_F(HubConfigTest, DefaultsWithNothingSet) {
   EXPECT_EQ(c.repo_type, "kernel");
   EXPECT_FALSE(c.repo_type_forced);
   EXPECT_EQ(c.stall_timeout, std::chrono::seconds(60));  // docs/reliability.md: default 60 s
-  EXPECT_EQ(c.ca_bundle, "");
+  EXPECT_EQ(c.tls.ca_bundle, "");
   EXPECT_TRUE(warnings.empty());
 }
 
@@ -224,16 +225,21 @@ TEST_F(HubConfigTest, StallTimeoutFlagBeatsVariable) {
   EXPECT_NE(error_of([&] { resolve(); }, ErrorKind::usage).find("KWHEEL_STALL_TIMEOUT"), std::string::npos);
 }
 
-TEST_F(HubConfigTest, CaBundleFlagThenKwheelThenRequestsVariable) {
+// The order itself is connection_test's; here, that the Hub commands use it,
+// --ca-bundle as --cert's older name included.
+TEST_F(HubConfigTest, CaBundleFollowsTheSharedOrder) {
   const fs::path a = home() / "a.pem", b = home() / "b.pem", c = home() / "c.pem";
   for (const auto& p : {a, b, c}) write(p, "-----BEGIN CERTIFICATE-----\n");
   set("REQUESTS_CA_BUNDLE", c.string());
-  EXPECT_EQ(resolve().ca_bundle, c.string());
-  set("KWHEEL_CA_BUNDLE", b.string());
-  EXPECT_EQ(resolve().ca_bundle, b.string());
+  EXPECT_EQ(resolve().tls.ca_bundle, c.string());
+  set("SSL_CERT_FILE", b.string());  // what huggingface_hub 2.4 reads
+  EXPECT_EQ(resolve().tls.ca_from, "SSL_CERT_FILE");
   HubFlags flags;
-  flags.ca_bundle = a.string();
-  EXPECT_EQ(resolve(flags).ca_bundle, a.string());
+  flags.tls.ca_bundle = a.string();
+  EXPECT_EQ(resolve(flags).tls.ca_bundle, a.string());
+  EXPECT_EQ(resolve(flags).tls.ca_from, "--ca-bundle");
+  flags.tls.cert = a.string();
+  EXPECT_NE(error_of([&] { resolve(flags); }, ErrorKind::usage).find("--cert and --ca-bundle are one option"), std::string::npos);
 }
 
 TEST_F(HubConfigTest, CaBundleMustBeAReadableFileAndTheErrorSaysWhereItCameFrom) {
@@ -242,7 +248,7 @@ TEST_F(HubConfigTest, CaBundleMustBeAReadableFileAndTheErrorSaysWhereItCameFrom)
   EXPECT_NE(msg.find("REQUESTS_CA_BUNDLE"), std::string::npos) << msg;
   EXPECT_NE(msg.find("missing.pem"), std::string::npos) << msg;
   HubFlags flags;
-  flags.ca_bundle = home().string();  // a directory
+  flags.tls.ca_bundle = home().string();  // a directory
   msg = error_of([&] { resolve(flags); }, ErrorKind::usage);
   EXPECT_NE(msg.find("--ca-bundle"), std::string::npos) << msg;
 }
