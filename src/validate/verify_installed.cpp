@@ -1,6 +1,8 @@
 // `kwheel verify` on an installed distribution: its RECORD against the
-// files in site-packages, then the package's metadata.json, signature and
-// digest as a wheel carries them (verify_chain.hpp).
+// files in site-packages, the package `import` loads for its name (found
+// on disk, not in RECORD) against RECORD, then that package's
+// metadata.json, signature and digest as a wheel carries them, and the
+// signed name and version against the distribution's (verify_chain.hpp).
 #include <nlohmann/json.hpp>
 
 #include "kwheel/base/embedded_python.hpp"
@@ -12,6 +14,7 @@
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/record.hpp"
 #include "kwheel/validate/chain_evidence.hpp"
+#include "kwheel/validate/import_package.hpp"
 #include "kwheel/validate/verify_installed.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
@@ -61,6 +64,11 @@ std::string installed_record_fault(const fs::path& site, const std::vector<Recor
 }
 
 
+void fail(ChainItem& item, ChainCheck check, std::string why) {
+  item.failed = check;
+  item.why = std::move(why);
+}
+
 // RECORD's rows, less the bytecode pip compiled at install (listed without
 // a hash, in __pycache__ beside a listed source): the package's sources are
 // what the digest checks, and pip's own bytecode is the documented limit
@@ -78,48 +86,96 @@ std::optional<std::string> installed_file(const fs::path& file, std::uint64_t li
   return read_small_file(file, limit, what);
 }
 
+// RECORD's rows by path as the file system resolves it ("relu/./x" is
+// "relu/x"), with their hashes: installed_record_fault verified each one.
+std::map<std::string, std::string> recorded_hashes(const std::vector<RecordEntry>& rows) {
+  std::map<std::string, std::string> out;
+  for (const auto& row : rows) {
+    auto& hash = out[fs::path(row.path).lexically_normal().generic_string()];
+    if (hash.empty()) hash = row.hash;
+  }
+  return out;
+}
+
+// The first file of the package directory that RECORD does not list, or
+// "": pip lists every file it installs, so such a file was put there after
+// the install, or its row was deleted to hide it.
+std::string unrecorded_fault(const std::vector<RepoFile>& files, const std::string& package, const std::map<std::string, std::string>& recorded) {
+  for (const auto& f : files) {
+    const std::string shown = package + "/" + f.path;
+    if (recorded.count(shown)) continue;
+    // Bytecode the installer did not write is in no RECORD: planted, it would run instead of the source.
+    if (is_bytecode(f.path)) return "'" + shown + "' is bytecode that RECORD does not list; Python would run it instead of the verified source";
+    return "'" + shown + "' is in the package directory but RECORD does not list it; pip lists every file it installs";
+  }
+  return "";
+}
+
+// The distribution as pip and importlib.metadata see it: METADATA's Name
+// and Version, which must be the .dist-info's own ("<name>-<version>"),
+// since pip finds it by the one and reports the other.
+Distribution installed_distribution(const fs::path& dist_info) {
+  const auto fields = parse_metadata_fields(read_small_file(dist_info / "METADATA", kMaxInstalledMetadataBytes, "the installed METADATA"));
+  const auto n = fields.find("Name"), v = fields.find("Version");
+  if (n == fields.end() || v == fields.end()) throw Error(ErrorKind::input, "'" + (dist_info / "METADATA").string() + "' has no Name or no Version");
+  return {n->second, v->second};
+}
+
+// Why the .dist-info and its METADATA name two distributions, with the
+// check at fault; nullopt when they agree.
+std::optional<std::pair<ChainCheck, std::string>> dist_info_fault(const fs::path& dist_info, const Distribution& d) {
+  const std::string dir = dist_info.stem().string();  // "relu-1.2+torch.cpu"
+  const auto dash = dir.find('-');
+  const std::string where = "'" + dist_info.filename().string() + "'";
+  if (normalize_name(dir.substr(0, dash)) != normalize_name(d.name))
+    return std::pair(ChainCheck::name, where + " is not the distribution its METADATA names ('" + d.name + "')");
+  const auto dir_version = Version::try_parse(dash == std::string::npos ? "" : dir.substr(dash + 1));
+  const auto version = Version::try_parse(d.version);
+  if (!dir_version || !version || !(*dir_version == *version))
+    return std::pair(ChainCheck::version, where + " is not the version its METADATA says ('" + d.version + "')");
+  return std::nullopt;
+}
+
+// The package `import` loads for the distribution (import_package.hpp),
+// found in site-packages, never in RECORD.
+std::string installed_package(const fs::path& site, const Distribution& d, const TopLevelImports& tops) {
+  if (auto module = import_name_of(d.name, tops)) return *module;
+  throw Error(ErrorKind::input, "'" + d.name + "' names no package in '" + site.string() + "': neither '" + wheel_name_component(d.name) +
+                                    "/' nor a directory named after the end of its name (kwheel installs [prefix]<kernel> as <kernel>/)");
+}
+
 }  // namespace
 
 ChainItem verify_installed(const fs::path& site, const std::string& name, const ChainOptions& o) {
   const fs::path dist_info = find_dist_info(site, name);
   return checked_item(name, dist_info.string(), [&](ChainItem& item) {
-    const auto fields = parse_metadata_fields(read_small_file(dist_info / "METADATA", kMaxInstalledMetadataBytes, "the installed METADATA"));
-    if (auto n = fields.find("Name"), v = fields.find("Version"); n != fields.end() && v != fields.end()) item.name = n->second + " " + v->second;
-    const auto rows = parse_record(read_small_file(dist_info / "RECORD", kMaxInstalledRecordBytes, "the installed RECORD"), "RECORD");
-    if (auto why = installed_record_fault(site, rows); !why.empty()) {
-      item.failed = ChainCheck::record;
-      item.why = why;
-      return;
-    }
-    item.passed.push_back(ChainCheck::record);
     Evidence ev;
-    const std::vector<std::string> paths = installed_paths(rows);
-    ev.package = package_with_metadata(paths);
-    if (auto why = outside_the_signed_package(paths, ev.package, dist_info.filename().string()); !why.empty()) {
-      item.failed = ChainCheck::digest;
-      item.why = why;
-      return;
-    }
-    if (ev.package.empty()) return check_evidence(item, ev, o);
+    ev.distribution = installed_distribution(dist_info);
+    item.name = ev.distribution->name + " " + ev.distribution->version;
+    if (auto fault = dist_info_fault(dist_info, *ev.distribution)) return fail(item, fault->first, fault->second);
+    const auto rows = parse_record(read_small_file(dist_info / "RECORD", kMaxInstalledRecordBytes, "the installed RECORD"), "RECORD");
+    if (auto why = installed_record_fault(site, rows); !why.empty()) return fail(item, ChainCheck::record, why);
+    const TopLevelImports tops = imports_in(site);
+    ev.package = installed_package(site, *ev.distribution, tops);
     const fs::path pkg = site / ev.package;
     item.location = pkg.string();
+    if (auto why = import_forms_fault(tops, ev.package); !why.empty()) return fail(item, ChainCheck::package, why);
+    const auto files = regular_files_below(pkg);
+    const auto recorded = recorded_hashes(rows);
+    if (auto why = unrecorded_fault(files, ev.package, recorded); !why.empty()) return fail(item, ChainCheck::record, why);
+    item.passed.push_back(ChainCheck::record);
     ev.where = "installed package '" + pkg.string() + "'";
+    // Signed or not is what the package on disk carries, whatever RECORD lists.
     ev.metadata = installed_file(pkg / "metadata.json", kMaxKernelMetadataBytes, ev.where + ": metadata.json");
     ev.bundle = installed_file(pkg / kSignatureFile, kMaxSignatureBytes, ev.where + ": " + kSignatureFile);
-    std::map<std::string, std::string> recorded;
-    for (const auto& row : rows) recorded[row.path] = row.hash;
-    // Every file in the package, not only RECORD's rows: a file added after
-    // the install is in no RECORD, and the digest must catch it.
-    for (const auto& f : regular_files_below(pkg)) {
+    if (ev.metadata || ev.bundle)
+      if (auto why = outside_the_signed_package(installed_paths(rows), ev.package, dist_info.filename().string()); !why.empty())
+        return fail(item, ChainCheck::digest, why);
+    item.passed.push_back(ChainCheck::package);
+    // Every file in the package, not only RECORD's rows: the digest must catch any the install did not bring.
+    for (const auto& f : files) {
       const std::string shown = ev.package + "/" + f.path;
-      auto hash = recorded.find(shown);
-      // Bytecode the installer did not write is in no RECORD: planted, it would run instead of the source.
-      if (is_bytecode(f.path) && hash == recorded.end()) {
-        item.failed = ChainCheck::digest;
-        item.why = "'" + shown + "' is bytecode that RECORD does not list; Python would run it instead of the verified source";
-        return;
-      }
-      ev.files.emplace(f.path, evidence_file_on_disk(shown, f.source, hash == recorded.end() ? "" : hash->second));
+      ev.files.emplace(f.path, evidence_file_on_disk(shown, f.source, recorded.at(shown)));
     }
     check_evidence(item, ev, o);
   });

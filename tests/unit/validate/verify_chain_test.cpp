@@ -157,7 +157,7 @@ TEST(VerifyChain, WheelHoldsAndNamesTheMemberAtFault) {
   auto item = verify_wheel(flat_wheel(tmp.path(), kFlat, md), allow_unsigned());
   EXPECT_TRUE(item.ok()) << item.why;
   EXPECT_EQ(item.name, "relu 1.0");
-  EXPECT_EQ(item.passed, (std::vector<ChainCheck>{ChainCheck::record, ChainCheck::digest}));
+  EXPECT_EQ(item.passed, (std::vector<ChainCheck>{ChainCheck::record, ChainCheck::package, ChainCheck::digest}));
   // RECORD agrees with the changed bytes (the wheel was rewritten whole),
   // the digest does not.
   Files changed = kFlat;
@@ -208,7 +208,7 @@ TEST(VerifyChain, InstalledPackageAgainstRecordThenDigest) {
   // Bytecode pip compiled is in RECORD without a hash (docs/security.md says what that leaves open);
   // bytecode RECORD does not list was put there after the install, and would run instead of the source.
   write(site / "relu/__pycache__/_ops.cpython-311.pyc", "bytecode pip wrote");
-  EXPECT_EQ(verify_installed(site, "relu", allow_unsigned()).failed, ChainCheck::digest);
+  EXPECT_EQ(verify_installed(site, "relu", allow_unsigned()).failed, ChainCheck::record);
   {
     std::ofstream record(site / "relu-1.0.dist-info/RECORD", std::ios::app);
     record << "relu/__pycache__/_ops.cpython-311.pyc,,\n";
@@ -222,11 +222,18 @@ TEST(VerifyChain, InstalledPackageAgainstRecordThenDigest) {
   EXPECT_EQ(chain_exit_code({item}), 8);
 }
 
-TEST(VerifyChain, InstalledFileAddedAfterTheInstallFailsTheDigest) {
+TEST(VerifyChain, InstalledFileAddedAfterTheInstallFailsRecordThenTheDigest) {
   TempDir tmp;
   const fs::path site = installed(tmp.path() / "site-packages", kFlat, metadata_over(kFlat));
   write(site / "relu/sitecustomize.py", "import os\n");
-  const auto item = verify_installed(site, "relu", allow_unsigned());
+  auto item = verify_installed(site, "relu", allow_unsigned());
+  EXPECT_EQ(item.failed, ChainCheck::record);
+  EXPECT_NE(item.why.find("'relu/sitecustomize.py' is in the package directory but RECORD does not list it"), std::string::npos) << item.why;
+  {
+    std::ofstream record(site / "relu-1.0.dist-info/RECORD", std::ios::app);
+    record << "relu/sitecustomize.py,,\n";  // listed, as one who rewrites RECORD would
+  }
+  item = verify_installed(site, "relu", allow_unsigned());
   EXPECT_EQ(item.failed, ChainCheck::digest);
   EXPECT_NE(item.why.find("'relu/sitecustomize.py' is not listed"), std::string::npos) << item.why;
 }
