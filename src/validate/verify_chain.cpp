@@ -47,8 +47,8 @@ bool has_member(const std::vector<std::string>& members, const std::string& name
 }
 
 // The package pip installs for the wheel's name (import_package.hpp), and
-// what it carries: one that holds metadata.json or its signature confines
-// the wheel to itself and the .dist-info. False when the item failed here.
+// what it carries: a wheel that holds metadata.json or its signature is
+// confined to that package and the .dist-info. False when the item failed here.
 bool wheel_package(const WheelArchive& w, const std::vector<std::string>& members, Evidence& ev, ChainItem& item) {
   const TopLevelImports tops = imports_of_members(members);
   const auto module = import_name_of(ev.distribution->name, tops);
@@ -64,7 +64,8 @@ bool wheel_package(const WheelArchive& w, const std::vector<std::string>& member
   const std::string prefix = ev.package + "/";
   if (has_member(members, prefix + "metadata.json")) ev.metadata = w.read(prefix + "metadata.json", kMaxKernelMetadataBytes);
   if (has_member(members, prefix + kSignatureFile)) ev.bundle = w.read(prefix + kSignatureFile, kMaxSignatureBytes);
-  if (ev.metadata || ev.bundle)
+  // Stricter, never looser, for a metadata.json elsewhere in the wheel: a wheel carrying one is confined too.
+  if (ev.metadata || ev.bundle || !package_with_metadata(members).empty())
     if (auto why = outside_the_signed_package(members, ev.package, w.dist_info()); !why.empty()) return fail(ChainCheck::digest, why);
   item.passed.push_back(ChainCheck::package);
   return true;

@@ -69,14 +69,17 @@ void fail(ChainItem& item, ChainCheck check, std::string why) {
   item.why = std::move(why);
 }
 
-// RECORD's rows, less the bytecode pip compiled at install (listed without
-// a hash, in __pycache__ beside a listed source): the package's sources are
-// what the digest checks, and pip's own bytecode is the documented limit
-// (docs/security.md). Bytecode RECORD does not list is still looked at.
-std::vector<std::string> installed_paths(const std::vector<RecordEntry>& rows) {
+// RECORD's rows, less the bytecode pip compiled into the package at
+// install (listed without a hash): the package's sources are what the
+// digest checks, and pip's own bytecode is the documented limit
+// (docs/security.md). Bytecode RECORD does not list is still looked at, and
+// a hashless bytecode row outside the package is not pip's and stays.
+std::vector<std::string> installed_paths(const std::vector<RecordEntry>& rows, const std::string& package) {
   std::vector<std::string> out;
-  for (const auto& row : rows)
-    if (!(is_bytecode(row.path) && row.hash.empty())) out.push_back(row.path);
+  for (const auto& row : rows) {
+    const std::string path = fs::path(row.path).lexically_normal().generic_string();
+    if (!(is_bytecode(path) && row.hash.empty() && path.starts_with(package + "/"))) out.push_back(path);
+  }
   return out;
 }
 
@@ -168,8 +171,10 @@ ChainItem verify_installed(const fs::path& site, const std::string& name, const 
     // Signed or not is what the package on disk carries, whatever RECORD lists.
     ev.metadata = installed_file(pkg / "metadata.json", kMaxKernelMetadataBytes, ev.where + ": metadata.json");
     ev.bundle = installed_file(pkg / kSignatureFile, kMaxSignatureBytes, ev.where + ": " + kSignatureFile);
-    if (ev.metadata || ev.bundle)
-      if (auto why = outside_the_signed_package(installed_paths(rows), ev.package, dist_info.filename().string()); !why.empty())
+    // RECORD listing a metadata.json elsewhere adds this check, never removes one.
+    const auto paths = installed_paths(rows, ev.package);
+    if (ev.metadata || ev.bundle || !package_with_metadata(paths).empty())
+      if (auto why = outside_the_signed_package(paths, ev.package, dist_info.filename().string()); !why.empty())
         return fail(item, ChainCheck::digest, why);
     item.passed.push_back(ChainCheck::package);
     // Every file in the package, not only RECORD's rows: the digest must catch any the install did not bring.

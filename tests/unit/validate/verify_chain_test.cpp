@@ -198,6 +198,35 @@ TEST(VerifyChain, WheelWithoutMetadataIsUnsigned) {
   EXPECT_TRUE(verify_wheel(wheel, allow_unsigned()).ok());
 }
 
+TEST(VerifyChain, AWheelCarryingMetadataAnywhereIsConfinedToThePackageItsNameImports) {
+  TempDir tmp;
+  // img2gray's own package carries no metadata.json; relu's signed one rides beside it.
+  Files members = {{"img2gray/__init__.py", "x = 1\n"}, {"img2gray-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: img2gray\nVersion: 1.0\n"},
+                   {"img2gray-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}};
+  for (const auto& [path, data] : kFlat) members.push_back({"relu/" + path, data});
+  members.push_back({"relu/metadata.json", metadata_over(kFlat)});
+  const fs::path wheel = tmp.path() / "img2gray-1.0-py3-none-any.whl";
+  kwheel::testing::write_test_wheel(wheel, members, "img2gray-1.0.dist-info/RECORD");
+  const auto item = verify_wheel(wheel, allow_unsigned());
+  EXPECT_EQ(item.failed, ChainCheck::digest);
+  EXPECT_NE(item.why.find("outside the package 'img2gray/'"), std::string::npos) << item.why;
+  EXPECT_EQ(item.location, wheel.string());
+}
+
+TEST(VerifyChain, InstalledPackageIsTheOneItsNameImportsNotTheOneRecordLists) {
+  TempDir tmp;
+  const fs::path site = installed(tmp.path() / "site-packages", kFlat, metadata_over(kFlat));
+  // A distribution "gelu" whose RECORD lists relu's files, while gelu/ holds what import gelu runs.
+  write(site / "gelu/__init__.py", "import os\n");
+  fs::create_directories(site / "gelu-1.0.dist-info");
+  write(site / "gelu-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: gelu\nVersion: 1.0\n");
+  fs::copy_file(site / "relu-1.0.dist-info/RECORD", site / "gelu-1.0.dist-info/RECORD");
+  auto item = verify_installed(site, "gelu", allow_unsigned());
+  EXPECT_EQ(item.failed, ChainCheck::record);
+  EXPECT_EQ(item.location, (site / "gelu").string());
+  EXPECT_NE(item.why.find("'gelu/__init__.py' is in the package directory but RECORD does not list it"), std::string::npos) << item.why;
+}
+
 TEST(VerifyChain, InstalledPackageAgainstRecordThenDigest) {
   TempDir tmp;
   const std::string md = metadata_over(kFlat);
