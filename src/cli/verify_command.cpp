@@ -98,7 +98,7 @@ int verify_chain(const VerifyArgs& a, const Output& out) {
   std::vector<ChainItem> items;
   if (!a.python.empty()) {
     if (!a.name.empty()) throw Error(ErrorKind::usage, "verify --python PY takes one NAME, not a path and a NAME");
-    items.push_back(verify_installed(installed_location(a.python, a.artifact), a.artifact, o));
+    items.push_back(verify_installed_for(a.python, a.artifact, o));
   } else {
     items = verify_target(a.artifact, a.name.empty() ? std::nullopt : std::optional(a.name), o);
   }

@@ -54,7 +54,7 @@ bool wheel_package(const WheelArchive& w, const std::vector<std::string>& member
   const auto module = import_name_of(ev.distribution->name, tops);
   if (!module)
     throw Error(ErrorKind::input, "the wheel installs no package named after '" + ev.distribution->name + "' (kwheel packs [prefix]<kernel> as <kernel>/)");
-  ev.package = *module;
+  ev.package = item.package = *module;
   auto fail = [&](ChainCheck check, std::string why) {
     item.failed = check;
     item.why = std::move(why);
@@ -85,6 +85,7 @@ nlohmann::json ChainItem::to_json() const {
   nlohmann::json j{{"name", name}, {"location", location}, {"ok", ok()}, {"passed", nlohmann::json::array()}};
   for (auto c : passed) j["passed"].push_back(check_name(c));
   j["failed"] = failed ? nlohmann::json(check_name(*failed)) : nlohmann::json(nullptr);
+  if (!package.empty()) j["package"] = package;
   if (failed) j["error"] = why;
   if (signature) j["signature"] = signature->to_json();
   return j;

@@ -159,7 +159,7 @@ ChainItem verify_installed(const fs::path& site, const std::string& name, const 
     const auto rows = parse_record(read_small_file(dist_info / "RECORD", kMaxInstalledRecordBytes, "the installed RECORD"), "RECORD");
     if (auto why = installed_record_fault(site, rows); !why.empty()) return fail(item, ChainCheck::record, why);
     const TopLevelImports tops = imports_in(site);
-    ev.package = installed_package(site, *ev.distribution, tops);
+    ev.package = item.package = installed_package(site, *ev.distribution, tops);
     const fs::path pkg = site / ev.package;
     item.location = pkg.string();
     if (auto why = import_forms_fault(tops, ev.package); !why.empty()) return fail(item, ChainCheck::package, why);
@@ -184,6 +184,48 @@ ChainItem verify_installed(const fs::path& site, const std::string& name, const 
     }
     check_evidence(item, ev, o);
   });
+}
+
+namespace {
+
+// What `python -I` answers for `module` (src/python/find_module.py).
+nlohmann::json ask_import_spec(const std::string& python, const std::string& module) {
+  const ProcessResult r = run_process({python, "-I", "-c", std::string(embedded_python("find_module")), module}, isolated_python(std::chrono::seconds(60)));
+  const auto j = nlohmann::json::parse(last_line(r.out), nullptr, false);
+  if (r.exit_code != 0 || !j.is_object() || !j.value("found", false)) return nlohmann::json::object();
+  return j;
+}
+
+bool same_file(const std::string& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+// Why `import <package>` in `python` does not load `dir/__init__.py`, or "".
+std::string import_elsewhere(const std::string& python, const std::string& package, const fs::path& dir) {
+  const auto spec = ask_import_spec(python, package);
+  const auto origin = spec.value("origin", nlohmann::json());
+  const auto locations = spec.value("locations", nlohmann::json::array());
+  const bool here = origin.is_string() && same_file(origin.get<std::string>(), dir / "__init__.py") && locations.size() == 1 &&
+                    locations[0].is_string() && same_file(locations[0].get<std::string>(), dir);
+  if (here) return "";
+  const std::string where = origin.is_string() ? "'" + origin.get<std::string>() + "'" : std::string("nothing it can name");
+  return "`import " + package + "` in '" + python + "' loads " + where + ", not the package verified ('" + dir.string() +
+         "'): an earlier sys.path entry or an import hook shadows it";
+}
+
+}  // namespace
+
+ChainItem verify_installed_for(const std::string& python, const std::string& name, const ChainOptions& o) {
+  ChainItem item = verify_installed(installed_location(python, name), name, o);
+  // A broken chain is already the verdict; an unsigned one is outranked by this.
+  if (item.package.empty() || (item.failed && item.failed != ChainCheck::signer)) return item;
+  if (auto why = import_elsewhere(python, item.package, item.location); !why.empty()) {
+    std::erase(item.passed, ChainCheck::package);
+    item.failed = ChainCheck::package;
+    item.why = why;
+  }
+  return item;
 }
 
 fs::path installed_location(const std::string& python, const std::string& name) {

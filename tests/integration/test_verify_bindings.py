@@ -220,6 +220,19 @@ def test_a_pth_the_distribution_lists_outside_its_package_fails(venv, site, root
     assert "'img2gray-hook.pth' is outside the package 'img2gray/'" in one_line(r), str(r)
 
 
+def test_python_mode_holds_the_package_import_loads_not_one_shadowing_it(venv, site, root_file, tmp_path):
+    """A .pth no RECORD lists puts another img2gray/ first on sys.path: --python asks the interpreter."""
+    shadow = tmp_path / "shadow"
+    shutil.copytree(site / "img2gray", shadow / "img2gray")
+    init = shadow / "img2gray" / "__init__.py"
+    init.write_text(init.read_text().replace("return 'img2gray v1'", "return 'shadowed'"))
+    (site / "zz-shadow.pth").write_text(f"import sys; sys.path.insert(0, {str(shadow)!r})\n")
+    assert imported(venv, "img2gray") == ("shadowed", str(init)), "import loads the shadow"
+    r = verify(root_file, "--python", venv["python"], "img2gray")
+    assert r.returncode == BROKEN, str(r)
+    assert f"package: `import img2gray` in '{venv['python']}' loads '{init}', not the package verified" in one_line(r), str(r)
+
+
 # --------------------------------------------------------------------------- defect 2: a signature is never "unsigned"
 
 

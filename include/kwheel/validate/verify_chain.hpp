@@ -47,6 +47,7 @@ struct ChainOptions {
 struct ChainItem {
   std::string name;      // "relu 1.2+torch.cpu" (wheel, install) or the variant directory's name
   std::string location;  // the wheel, the variant directory, or the installed package's directory
+  std::string package;   // wheels, installs: the import package checked, once found ("relu")
   std::vector<ChainCheck> passed;     // in the order checked
   std::optional<SignatureVerdict> signature;  // once the bundle (or its absence) was judged
   std::optional<ChainCheck> failed;   // the check that failed; none: the item passed
