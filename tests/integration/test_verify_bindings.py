@@ -304,6 +304,17 @@ def test_prefixed_wheel_verifies_its_kernel_package(wheels, root_file):
     assert r.returncode == 0 and "name, version" in one_line(r) and one_line(r).startswith("OK    acme-relu"), str(r)
 
 
+@pytest.mark.parametrize("args,refusal", [
+    (["--name", "gelu"], "the wheel would be named 'gelu', but metadata.json is signed for the kernel 'relu'"),
+    (["--wheel-version", "2.5"], "the wheel would be version 2.5, but metadata.json is signed for kernel version 1"),
+])
+def test_build_refuses_a_signed_kernel_under_a_name_or_version_verify_would_refuse(hub, root_file, tmp_path, args, refusal):
+    env = H.clean_env(tmp_path / "home", HF_ENDPOINT=hub.endpoint)
+    r = H.kwheel("build", "acme/relu", "--version", "1", *args, "-o", tmp_path / "dist", "--trusted-root", root_file, env=env, json_out=False)
+    assert r.returncode == INPUT and refusal in r.stdout + r.stderr, str(r)
+    assert not list(tmp_path.glob("dist/*.whl")), "nothing is written"
+
+
 def test_an_older_signed_build_under_a_newer_version_fails_as_a_wheel_and_installed(venv, site, wheels, root_file, tmp_path):
     newer = wheel_version(wheels["relu2"])
     assert newer.startswith("2."), newer
