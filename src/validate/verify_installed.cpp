@@ -64,9 +64,11 @@ std::string installed_record_fault(const fs::path& site, const std::vector<Recor
 }
 
 
-void fail(ChainItem& item, ChainCheck check, std::string why) {
+// Records the failure; false, for the checks that stop at it.
+bool fail(ChainItem& item, ChainCheck check, std::string why) {
   item.failed = check;
   item.why = std::move(why);
+  return false;
 }
 
 // RECORD's rows, less the bytecode pip compiled into the package at
@@ -147,42 +149,66 @@ std::string installed_package(const fs::path& site, const Distribution& d, const
                                     "/' nor a directory named after the end of its name (kwheel installs [prefix]<kernel> as <kernel>/)");
 }
 
+// What one installed distribution holds, as verify reads it.
+struct Installed {
+  fs::path site;
+  fs::path dist_info;
+  std::vector<RecordEntry> rows;
+  std::map<std::string, std::string> recorded;  // recorded_hashes(rows)
+  std::vector<RepoFile> files;                   // every file in the package directory
+};
+
+// RECORD's rows against the files, then the package the name imports and
+// its files against RECORD. False when the item failed here.
+bool check_record_and_package(ChainItem& item, Evidence& ev, Installed& in) {
+  in.rows = parse_record(read_small_file(in.dist_info / "RECORD", kMaxInstalledRecordBytes, "the installed RECORD"), "RECORD");
+  if (auto why = installed_record_fault(in.site, in.rows); !why.empty()) return fail(item, ChainCheck::record, why);
+  const TopLevelImports tops = imports_in(in.site);
+  ev.package = item.package = installed_package(in.site, *ev.distribution, tops);
+  const fs::path pkg = in.site / ev.package;
+  item.location = pkg.string();
+  if (auto why = import_forms_fault(tops, ev.package); !why.empty()) return fail(item, ChainCheck::package, why);
+  in.files = regular_files_below(pkg);
+  in.recorded = recorded_hashes(in.rows);
+  if (auto why = unrecorded_fault(in.files, ev.package, in.recorded); !why.empty()) return fail(item, ChainCheck::record, why);
+  item.passed.push_back(ChainCheck::record);
+  return true;
+}
+
+// The package's evidence, read from disk: signed or not is what the
+// package carries, whatever RECORD lists. False when the item failed here.
+bool read_package_evidence(ChainItem& item, Evidence& ev, const Installed& in) {
+  const fs::path pkg = in.site / ev.package;
+  ev.where = "installed package '" + pkg.string() + "'";
+  ev.metadata = installed_file(pkg / "metadata.json", kMaxKernelMetadataBytes, ev.where + ": metadata.json");
+  ev.bundle = installed_file(pkg / kSignatureFile, kMaxSignatureBytes, ev.where + ": " + kSignatureFile);
+  // RECORD listing a metadata.json elsewhere adds this check, never removes one.
+  const auto paths = installed_paths(in.rows, ev.package);
+  if (ev.metadata || ev.bundle || !package_with_metadata(paths).empty())
+    if (auto why = outside_the_signed_package(paths, ev.package, in.dist_info.filename().string()); !why.empty())
+      return fail(item, ChainCheck::digest, why);
+  item.passed.push_back(ChainCheck::package);
+  // Every file in the package, not only RECORD's rows: the digest must catch any the install did not bring.
+  for (const auto& f : in.files) {
+    const std::string shown = ev.package + "/" + f.path;
+    ev.files.emplace(f.path, evidence_file_on_disk(shown, f.source, in.recorded.at(shown)));
+  }
+  return true;
+}
+
 }  // namespace
 
 ChainItem verify_installed(const fs::path& site, const std::string& name, const ChainOptions& o) {
-  const fs::path dist_info = find_dist_info(site, name);
-  return checked_item(name, dist_info.string(), [&](ChainItem& item) {
+  Installed in{site, find_dist_info(site, name), {}, {}, {}};
+  return checked_item(name, in.dist_info.string(), [&](ChainItem& item) {
     Evidence ev;
-    ev.distribution = installed_distribution(dist_info);
+    ev.distribution = installed_distribution(in.dist_info);
     item.name = ev.distribution->name + " " + ev.distribution->version;
-    if (auto fault = dist_info_fault(dist_info, *ev.distribution)) return fail(item, fault->first, fault->second);
-    const auto rows = parse_record(read_small_file(dist_info / "RECORD", kMaxInstalledRecordBytes, "the installed RECORD"), "RECORD");
-    if (auto why = installed_record_fault(site, rows); !why.empty()) return fail(item, ChainCheck::record, why);
-    const TopLevelImports tops = imports_in(site);
-    ev.package = item.package = installed_package(site, *ev.distribution, tops);
-    const fs::path pkg = site / ev.package;
-    item.location = pkg.string();
-    if (auto why = import_forms_fault(tops, ev.package); !why.empty()) return fail(item, ChainCheck::package, why);
-    const auto files = regular_files_below(pkg);
-    const auto recorded = recorded_hashes(rows);
-    if (auto why = unrecorded_fault(files, ev.package, recorded); !why.empty()) return fail(item, ChainCheck::record, why);
-    item.passed.push_back(ChainCheck::record);
-    ev.where = "installed package '" + pkg.string() + "'";
-    // Signed or not is what the package on disk carries, whatever RECORD lists.
-    ev.metadata = installed_file(pkg / "metadata.json", kMaxKernelMetadataBytes, ev.where + ": metadata.json");
-    ev.bundle = installed_file(pkg / kSignatureFile, kMaxSignatureBytes, ev.where + ": " + kSignatureFile);
-    // RECORD listing a metadata.json elsewhere adds this check, never removes one.
-    const auto paths = installed_paths(rows, ev.package);
-    if (ev.metadata || ev.bundle || !package_with_metadata(paths).empty())
-      if (auto why = outside_the_signed_package(paths, ev.package, dist_info.filename().string()); !why.empty())
-        return fail(item, ChainCheck::digest, why);
-    item.passed.push_back(ChainCheck::package);
-    // Every file in the package, not only RECORD's rows: the digest must catch any the install did not bring.
-    for (const auto& f : files) {
-      const std::string shown = ev.package + "/" + f.path;
-      ev.files.emplace(f.path, evidence_file_on_disk(shown, f.source, recorded.at(shown)));
+    if (auto fault = dist_info_fault(in.dist_info, *ev.distribution)) {
+      fail(item, fault->first, fault->second);
+      return;
     }
-    check_evidence(item, ev, o);
+    if (check_record_and_package(item, ev, in) && read_package_evidence(item, ev, in)) check_evidence(item, ev, o);
   });
 }
 
