@@ -85,9 +85,15 @@ bool check_signature(ChainItem& item, const Evidence& ev, const ChainOptions& o)
 // checked is the one the distribution's name imports (import_package.hpp):
 // equal, the distribution is [prefix]S and `import` loads the signed files.
 std::string name_fault(const KernelMetadata& md, const Evidence& ev) {
-  if (!md.name || !ev.distribution || *md.python_name() == ev.package) return "";
-  return "metadata.json is signed for the kernel '" + *md.name + "' (package '" + *md.python_name() + "/'), but it is in '" + ev.package +
-         "/', the package of the distribution '" + ev.distribution->name + "'; a signature vouches only for the kernel it names";
+  if (!md.name || !ev.distribution) return "";
+  if (*md.python_name() != ev.package)
+    return "metadata.json is signed for the kernel '" + *md.name + "' (package '" + *md.python_name() + "/'), but it is in '" + ev.package +
+           "/', the package of the distribution '" + ev.distribution->name + "'; a signature vouches only for the kernel it names";
+  // Implied when the package was found from the name; not when a renamed (--name) one was taken as the only package.
+  if (!normalize_name(ev.distribution->name).ends_with(normalize_name(*md.name)))
+    return "metadata.json is signed for the kernel '" + *md.name + "', but the distribution is named '" + ev.distribution->name +
+           "'; a signature vouches only for the kernel it names ([prefix]" + *md.name + ")";
+  return "";
 }
 
 // Why the signed kernel version is not the distribution's, or "". The

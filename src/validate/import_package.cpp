@@ -69,6 +69,16 @@ std::optional<std::string> import_name_of(std::string_view dist_name, const TopL
   return std::nullopt;
 }
 
+std::optional<std::string> only_package_dir(const TopLevelImports& tops) {
+  std::optional<std::string> found;
+  for (const auto& [module, entries] : tops.forms) {
+    if (std::find(entries.begin(), entries.end(), module + "/") == entries.end()) continue;
+    if (found) return std::nullopt;
+    found = module;
+  }
+  return found;
+}
+
 std::string import_forms_fault(const TopLevelImports& tops, const std::string& module) {
   const auto it = tops.forms.find(module);
   if (it == tops.forms.end()) return "nothing imports as '" + module + "'";

@@ -51,9 +51,11 @@ bool has_member(const std::vector<std::string>& members, const std::string& name
 // confined to that package and the .dist-info. False when the item failed here.
 bool wheel_package(const WheelArchive& w, const std::vector<std::string>& members, Evidence& ev, ChainItem& item) {
   const TopLevelImports tops = imports_of_members(members);
-  const auto module = import_name_of(ev.distribution->name, tops);
+  auto module = import_name_of(ev.distribution->name, tops);
+  if (!module) module = only_package_dir(tops);
   if (!module)
-    throw Error(ErrorKind::input, "the wheel installs no package named after '" + ev.distribution->name + "' (kwheel packs [prefix]<kernel> as <kernel>/)");
+    throw Error(ErrorKind::input, "the wheel installs no package named after '" + ev.distribution->name +
+                                      "' (kwheel packs [prefix]<kernel> as <kernel>/), nor only one package");
   ev.package = item.package = *module;
   auto fail = [&](ChainCheck check, std::string why) {
     item.failed = check;

@@ -142,9 +142,15 @@ std::optional<std::pair<ChainCheck, std::string>> dist_info_fault(const fs::path
 }
 
 // The package `import` loads for the distribution (import_package.hpp),
-// found in site-packages, never in RECORD.
-std::string installed_package(const fs::path& site, const Distribution& d, const TopLevelImports& tops) {
+// found in site-packages by its name. Only a distribution renamed with
+// --name, whose name imports nothing, is taken to be the one package
+// directory RECORD names: it can then fail or be unsigned, never be
+// vouched for (chain_evidence's name check).
+std::string installed_package(const fs::path& site, const Distribution& d, const TopLevelImports& tops, const std::vector<RecordEntry>& rows) {
   if (auto module = import_name_of(d.name, tops)) return *module;
+  std::vector<std::string> listed;
+  for (const auto& row : rows) listed.push_back(fs::path(row.path).lexically_normal().generic_string());
+  if (auto only = only_package_dir(imports_of_members(listed)); only && tops.forms.count(*only)) return *only;
   throw Error(ErrorKind::input, "'" + d.name + "' names no package in '" + site.string() + "': neither '" + wheel_name_component(d.name) +
                                     "/' nor a directory named after the end of its name (kwheel installs [prefix]<kernel> as <kernel>/)");
 }
@@ -164,7 +170,7 @@ bool check_record_and_package(ChainItem& item, Evidence& ev, Installed& in) {
   in.rows = parse_record(read_small_file(in.dist_info / "RECORD", kMaxInstalledRecordBytes, "the installed RECORD"), "RECORD");
   if (auto why = installed_record_fault(in.site, in.rows); !why.empty()) return fail(item, ChainCheck::record, why);
   const TopLevelImports tops = imports_in(in.site);
-  ev.package = item.package = installed_package(in.site, *ev.distribution, tops);
+  ev.package = item.package = installed_package(in.site, *ev.distribution, tops, in.rows);
   const fs::path pkg = in.site / ev.package;
   item.location = pkg.string();
   if (auto why = import_forms_fault(tops, ev.package); !why.empty()) return fail(item, ChainCheck::package, why);

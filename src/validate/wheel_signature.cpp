@@ -4,7 +4,6 @@
 
 #include "kwheel/kernel/kernel_metadata.hpp"
 #include "kwheel/validate/chain_evidence.hpp"
-#include "kwheel/validate/import_package.hpp"
 #include "kwheel/validate/verify_chain.hpp"
 
 namespace kwheel {
@@ -16,14 +15,10 @@ std::string WheelSignature::summary() const {
 
 std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now,
                                               bool record_verified) {
-  // The package pip installs for the wheel's name speaks for it, not a
-  // metadata.json found elsewhere in the wheel (verify_chain.hpp's rule).
-  const auto members = wheel.members();
-  const auto package = import_name_of(wheel.field("Name"), imports_of_members(members));
-  const std::string any_metadata = package_with_metadata(members);
+  const std::string any_metadata = package_with_metadata(wheel.members());
   if (any_metadata.empty()) return std::nullopt;
   WheelSignature s;
-  s.member = package.value_or(any_metadata) + "/metadata.json";
+  s.member = any_metadata + "/metadata.json";
   // The whole chain kwheel verify checks, not the bundle alone: a signed
   // metadata.json beside swapped files must not read as signed.
   ChainOptions o;
@@ -36,6 +31,8 @@ std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const S
     s.error = std::string(check_name(*item.failed)) + ": " + item.why;
     return s;
   }
+  // The package verify found for the wheel's name speaks for it, not a metadata.json found elsewhere.
+  s.member = item.package + "/metadata.json";
   s.verdict = item.signature;
   s.metadata_text = wheel.read(s.member, kMaxKernelMetadataBytes + 1);
   return s;

@@ -340,8 +340,9 @@ def test_a_signed_kernel_sold_under_another_name_fails_as_a_wheel_and_installed(
     assert imported(venv, "img2gray")[0] == "relu v1", "what runs is relu's code under img2gray's name"
 
 
-def test_a_wheel_whose_name_imports_no_package_is_not_verified_as_another(wheels, root_file, tmp_path):
+def test_a_signed_wheel_renamed_whole_is_not_verified_under_the_new_name(wheels, root_file, tmp_path):
+    """relu's wheel, package relu/ untouched, renamed img2gray: its one package is relu/, whose signed name is not the wheel's."""
     sold = repacked(wheels["relu1"], tmp_path, name="img2gray", version=wheel_version(wheels["img2gray"]))
     r = verify(root_file, sold)
-    assert r.returncode == INPUT, str(r)
-    assert "installs no package named after 'img2gray'" in one_line(r), str(r)
+    assert r.returncode == BROKEN, str(r)
+    assert "name: metadata.json is signed for the kernel 'relu', but the distribution is named 'img2gray'" in one_line(r), str(r)

@@ -38,6 +38,13 @@ TopLevelImports imports_of_members(const std::vector<std::string>& members);
 // over for a shorter one; nullopt when no ending imports.
 std::optional<std::string> import_name_of(std::string_view dist_name, const TopLevelImports& tops);
 
+// The one package directory among `tops`, or nullopt (none, or several).
+// Only where import_name_of finds nothing: a wheel or an install built with
+// --name. It can never make a signature vouch: a signed kernel's name must
+// end the distribution's (chain_evidence's name check), and then
+// import_name_of would have found its package.
+std::optional<std::string> only_package_dir(const TopLevelImports& tops);
+
 // Why `module` is not one package directory and nothing else, or "": a
 // file beside the directory that imports under the same name is outside
 // any package verify checks, and loads when the directory does not.

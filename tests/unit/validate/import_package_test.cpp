@@ -38,3 +38,9 @@ TEST(ImportPackage, AFileBesideThePackageIsAFault) {
   }
   EXPECT_NE(import_forms_fault(tops({"relu.py"}), "relu").find("not the package directory 'relu/'"), std::string::npos);
 }
+
+TEST(ImportPackage, TheOnlyPackageDirectoryIsForRenamedDistributionsAlone) {
+  EXPECT_EQ(only_package_dir(tops({"img2gray/__init__.py", "k-1.0.dist-info/RECORD"})), "img2gray");
+  EXPECT_EQ(only_package_dir(tops({"img2gray/__init__.py", "relu/__init__.py"})), std::nullopt);
+  EXPECT_EQ(only_package_dir(tops({"img2gray.py"})), std::nullopt);
+}

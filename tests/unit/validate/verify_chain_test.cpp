@@ -198,6 +198,20 @@ TEST(VerifyChain, WheelWithoutMetadataIsUnsigned) {
   EXPECT_TRUE(verify_wheel(wheel, allow_unsigned()).ok());
 }
 
+TEST(VerifyChain, AnUnsignedWheelBuiltWithNameStillReadsItsOnePackage) {
+  TempDir tmp;
+  // kwheel build --name k of kernel relu: the wheel k installs relu/, which no ending of "k" names.
+  Files members = {{"k-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: k\nVersion: 1.0\n"},
+                   {"k-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}};
+  for (const auto& [path, data] : kFlat) members.push_back({"relu/" + path, data});
+  members.push_back({"relu/metadata.json", metadata_over(kFlat)});
+  const fs::path wheel = tmp.path() / "k-1.0-py3-none-any.whl";
+  kwheel::testing::write_test_wheel(wheel, members, "k-1.0.dist-info/RECORD");
+  const auto item = verify_wheel(wheel, allow_unsigned());
+  EXPECT_TRUE(item.ok()) << item.why;
+  EXPECT_EQ(item.package, "relu");
+}
+
 TEST(VerifyChain, AWheelCarryingMetadataAnywhereIsConfinedToThePackageItsNameImports) {
   TempDir tmp;
   // img2gray's own package carries no metadata.json; relu's signed one rides beside it.
