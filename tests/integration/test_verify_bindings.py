@@ -307,7 +307,7 @@ def test_prefixed_wheel_verifies_its_kernel_package(wheels, root_file):
 @pytest.mark.parametrize("args,refusal", [
     (["--name", "gelu"], "the wheel would be named 'gelu', but metadata.json is signed for the kernel 'relu'"),
     (["--wheel-version", "2.5"], "the wheel would be version 2.5, but metadata.json is signed for kernel version 1"),
-])
+], ids=["name", "version"])
 def test_build_refuses_a_signed_kernel_under_a_name_or_version_verify_would_refuse(hub, root_file, tmp_path, args, refusal):
     env = H.clean_env(tmp_path / "home", HF_ENDPOINT=hub.endpoint)
     r = H.kwheel("build", "acme/relu", "--version", "1", *args, "-o", tmp_path / "dist", "--trusted-root", root_file, env=env, json_out=False)
