@@ -98,7 +98,7 @@ int verify_chain(const VerifyArgs& a, const Output& out) {
   std::vector<ChainItem> items;
   if (!a.python.empty()) {
     if (!a.name.empty()) throw Error(ErrorKind::usage, "verify --python PY takes one NAME, not a path and a NAME");
-    items.push_back(verify_installed(installed_location(a.python, a.artifact), a.artifact, o));
+    items.push_back(verify_installed_for(a.python, a.artifact, o));
   } else {
     items = verify_target(a.artifact, a.name.empty() ? std::nullopt : std::optional(a.name), o);
   }
@@ -123,8 +123,10 @@ void register_verify(CLI::App& app, Output& out, int& exit_code) {
       "verify",
       "Verify a kernel's chain of evidence, offline: a variant directory, a repo checkout, a wheel, a directory of wheels, "
       "an installed package (SITE_PACKAGES NAME, or --python PY NAME). Each item's files against RECORD (wheels, installs) and "
-      "metadata.json's digest, and metadata.json against metadata.json.sigstore by a trusted signer; one line per item. "
-      "Exit 0 when every item holds; 8 when a chain is broken (RECORD, digest, signature), 3 when an item cannot be read, "
+      "metadata.json's digest, and metadata.json against metadata.json.sigstore by a trusted signer; for wheels and installs, the files "
+      "checked are the package the distribution's name imports (not what RECORD lists), and the signed name and version must be the "
+      "distribution's; one line per item. "
+      "Exit 0 when every item holds; 8 when a chain is broken (RECORD, package, digest, signature, name, version), 3 when an item cannot be read, "
       "9 when no trusted signer vouches for one (unsigned, an untrusted signer, no digest) and --allow-unsigned is not given. "
       "With --bundle: verify one Sigstore bundle over a file or a sha256: digest (sigstore-conformance's verify-bundle; exit 3 when it does not verify)");
   sub->add_option("--bundle", args->bundle, "The Sigstore bundle (bundle.sigstore.json): verify it alone, over the artifact")->type_name("FILE");

@@ -431,6 +431,24 @@ void add_kernel_requirements(std::vector<std::string>& requires_dist, const Kern
   }
 }
 
+// `kwheel verify` binds a verified signature's name and version to the
+// wheel (docs/security.md, "What verify holds to what"): a wheel named or
+// versioned against them would be written here and refused there, and the
+// build table would call it signed. --name-prefix keeps the signed name as
+// the ending, so it binds; a --name or --version that drops it does not.
+void check_signed_identity(const PlannedWheel& plan, const std::string& version, const std::string& where) {
+  if (!plan.signature.result || !plan.metadata) return;
+  const KernelMetadata& md = *plan.metadata;
+  if (md.name && !normalize_name(plan.dist_name).ends_with(normalize_name(*md.name)))
+    throw Error(ErrorKind::input, where + ": the wheel would be named '" + plan.dist_name + "', but metadata.json is signed for the kernel '" + *md.name +
+                                      "', and kwheel verify refuses a signed kernel under another name; build it without --name (--name-prefix keeps the name)");
+  const Version v = Version::parse(version);
+  if (md.version && (v.epoch() != 0 || v.release().front() != static_cast<long long>(*md.version)))
+    throw Error(ErrorKind::input, where + ": the wheel would be version " + version + ", but metadata.json is signed for kernel version " +
+                                      std::to_string(*md.version) + ", and kwheel verify refuses another version; pass a version " +
+                                      std::to_string(*md.version) + ".B (or none)");
+}
+
 CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, const BuildOptions& o, const std::string& where) {
   CoreMetadata md;
   md.name = plan.dist_name;
@@ -473,6 +491,7 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   if (!is_valid_name(plan.dist_name)) throw fail("'" + plan.dist_name + "' is not a valid distribution name; pass --name");
   plan.tags = compute_tags(variant, o.tags);
   const std::string version = public_version(input, plan.metadata, o);
+  check_signed_identity(plan, version, "variant '" + input.name + "'");
   plan.version = plan.tags.local_label.empty() ? version : version + "+" + plan.tags.local_label;
   for (const auto& m : layout.members) {
     plan.contents.members.push_back({m.archive_path, m.file->source, m.file->size, m.file->executable});

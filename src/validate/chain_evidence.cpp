@@ -6,6 +6,7 @@
 #include "kwheel/kernel/kernel_digest.hpp"
 #include "kwheel/kernel/kernel_layout.hpp"
 #include "kwheel/kernel/kernel_metadata.hpp"
+#include "kwheel/packaging/pep440.hpp"
 #include "kwheel/sigstore/verifier.hpp"
 
 namespace kwheel {
@@ -79,6 +80,34 @@ bool check_signature(ChainItem& item, const Evidence& ev, const ChainOptions& o)
   return true;
 }
 
+// Why the signed name is not the distribution's, or "". kwheel packs a
+// kernel named S as the package S with '_' (kernel_layout), and the package
+// checked is the one the distribution's name imports (import_package.hpp):
+// equal, the distribution is [prefix]S and `import` loads the signed files.
+std::string name_fault(const KernelMetadata& md, const Evidence& ev) {
+  if (!md.name || !ev.distribution) return "";
+  if (*md.python_name() != ev.package)
+    return "metadata.json is signed for the kernel '" + *md.name + "' (package '" + *md.python_name() + "/'), but it is in '" + ev.package +
+           "/', the package of the distribution '" + ev.distribution->name + "'; a signature vouches only for the kernel it names";
+  // Implied when the package was found from the name; not when a renamed (--name) one was taken as the only package.
+  if (!normalize_name(ev.distribution->name).ends_with(normalize_name(*md.name)))
+    return "metadata.json is signed for the kernel '" + *md.name + "', but the distribution is named '" + ev.distribution->name +
+           "'; a signature vouches only for the kernel it names ([prefix]" + *md.name + ")";
+  return "";
+}
+
+// Why the signed kernel version is not the distribution's, or "". The
+// signature covers N alone: kwheel's version is N.B, B the length of the
+// Hub commit's history, which nothing signed records (docs/security.md).
+std::string version_fault(const KernelMetadata& md, const Evidence& ev) {
+  if (!md.version || !ev.distribution) return "";
+  const auto v = Version::try_parse(ev.distribution->version);
+  if (v && v->epoch() == 0 && !v->release().empty() && v->release().front() == static_cast<long long>(*md.version)) return "";
+  return "metadata.json is signed for kernel version " + std::to_string(*md.version) + ", but the distribution is version '" +
+         ev.distribution->version + "'; a build of kernel version " + std::to_string(*md.version) + " is " + std::to_string(*md.version) +
+         ".B, so this is another build sold under its version";
+}
+
 // Why no trusted signer vouches for the files, or "".
 std::string trust_gap(const ChainItem& item, bool has_digest) {
   const SignatureVerdict& v = *item.signature;
@@ -87,6 +116,23 @@ std::string trust_gap(const ChainItem& item, bool has_digest) {
   if (!v.signed_by_trusted()) return "signed by " + sigstore::describe(v.result->signer) + ", who is not a trusted signer (--trusted-signer)";
   if (!has_digest) return "metadata.json has no digest, so its signature vouches for no file";
   return "";
+}
+
+// The name and version checks, once a signature verified (unsigned text
+// binds nothing). False when the item failed here.
+bool bind_signed_facts(ChainItem& item, const KernelMetadata& md, const Evidence& ev) {
+  if (!ev.distribution) return true;
+  if (auto why = name_fault(md, ev); !why.empty()) {
+    fail_at(item, ChainCheck::name, why);
+    return false;
+  }
+  if (md.name) item.passed.push_back(ChainCheck::name);
+  if (auto why = version_fault(md, ev); !why.empty()) {
+    fail_at(item, ChainCheck::version, why);
+    return false;
+  }
+  if (md.version) item.passed.push_back(ChainCheck::version);
+  return true;
 }
 
 }  // namespace
@@ -131,7 +177,8 @@ std::string outside_the_signed_package(const std::vector<std::string>& paths, co
 void check_evidence(ChainItem& item, const Evidence& ev, const ChainOptions& o) {
   const std::string allow = "; pass --allow-unsigned to accept it";
   if (!ev.metadata) {
-    if (ev.bundle) return fail_at(item, ChainCheck::input, std::string("it has ").append(kSignatureFile).append(" but no metadata.json for it to sign"));
+    // The signed file is gone and its signature stayed: a broken chain, never "unsigned".
+    if (ev.bundle) return fail_at(item, ChainCheck::signature, std::string("it has ").append(kSignatureFile).append(" but no metadata.json for it to sign"));
     if (!o.allow_unsigned) fail_at(item, ChainCheck::signer, std::string("no metadata.json: nothing vouches for its files").append(allow));
     return;
   }
@@ -146,6 +193,7 @@ void check_evidence(ChainItem& item, const Evidence& ev, const ChainOptions& o) 
     if (auto why = digest_fault(*md.digest, ev); !why.empty()) return fail_at(item, ChainCheck::digest, why);
     item.passed.push_back(ChainCheck::digest);
   }
+  if (item.signature->result && !bind_signed_facts(item, md, ev)) return;
   if (auto gap = trust_gap(item, md.digest.has_value()); !gap.empty() && !o.allow_unsigned) fail_at(item, ChainCheck::signer, gap.append(allow));
 }
 

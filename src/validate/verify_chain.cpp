@@ -11,6 +11,7 @@
 #include "kwheel/kernel/kernel_layout.hpp"
 #include "kwheel/packaging/record.hpp"
 #include "kwheel/validate/chain_evidence.hpp"
+#include "kwheel/validate/import_package.hpp"
 #include "kwheel/validate/verify_installed.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
@@ -41,12 +42,44 @@ std::map<std::string, std::string> record_hashes(const std::vector<RecordEntry>&
   return out;
 }
 
+bool has_member(const std::vector<std::string>& members, const std::string& name) {
+  return std::find(members.begin(), members.end(), name) != members.end();
+}
+
+// The package pip installs for the wheel's name (import_package.hpp), and
+// what it carries: a wheel that holds metadata.json or its signature is
+// confined to that package and the .dist-info. False when the item failed here.
+bool wheel_package(const WheelArchive& w, const std::vector<std::string>& members, Evidence& ev, ChainItem& item) {
+  const TopLevelImports tops = imports_of_members(members);
+  auto module = import_name_of(ev.distribution->name, tops);
+  if (!module) module = only_package_dir(tops);
+  if (!module)
+    throw Error(ErrorKind::input, "the wheel installs no package named after '" + ev.distribution->name +
+                                      "' (kwheel packs [prefix]<kernel> as <kernel>/), nor only one package");
+  ev.package = item.package = *module;
+  auto fail = [&](ChainCheck check, std::string why) {
+    item.failed = check;
+    item.why = std::move(why);
+    return false;
+  };
+  if (auto why = import_forms_fault(tops, ev.package); !why.empty()) return fail(ChainCheck::package, why);
+  const std::string prefix = ev.package + "/";
+  if (has_member(members, prefix + "metadata.json")) ev.metadata = w.read(prefix + "metadata.json", kMaxKernelMetadataBytes);
+  if (has_member(members, prefix + kSignatureFile)) ev.bundle = w.read(prefix + kSignatureFile, kMaxSignatureBytes);
+  // Stricter, never looser, for a metadata.json elsewhere in the wheel: a wheel carrying one is confined too.
+  if (ev.metadata || ev.bundle || !package_with_metadata(members).empty())
+    if (auto why = outside_the_signed_package(members, ev.package, w.dist_info()); !why.empty()) return fail(ChainCheck::digest, why);
+  item.passed.push_back(ChainCheck::package);
+  return true;
+}
+
 }  // namespace
 
 const char* check_name(ChainCheck check) {
   using C = ChainCheck;
   static constexpr EnumName<C> names[] = {
-      {C::input, "input"}, {C::record, "record"}, {C::signature, "signature"}, {C::digest, "digest"}, {C::signer, "signer"}};
+      {C::input, "input"},   {C::record, "record"}, {C::package, "package"}, {C::signature, "signature"},
+      {C::digest, "digest"}, {C::name, "name"},     {C::version, "version"}, {C::signer, "signer"}};
   return enum_name(check, names).data();
 }
 
@@ -54,6 +87,7 @@ nlohmann::json ChainItem::to_json() const {
   nlohmann::json j{{"name", name}, {"location", location}, {"ok", ok()}, {"passed", nlohmann::json::array()}};
   for (auto c : passed) j["passed"].push_back(check_name(c));
   j["failed"] = failed ? nlohmann::json(check_name(*failed)) : nlohmann::json(nullptr);
+  if (!package.empty()) j["package"] = package;
   if (failed) j["error"] = why;
   if (signature) j["signature"] = signature->to_json();
   return j;
@@ -87,7 +121,7 @@ std::vector<ChainItem> verify_checkout(const fs::path& dir, const ChainOptions& 
 
 ChainItem verify_wheel(const fs::path& wheel, const ChainOptions& o) {
   return checked_item(wheel.filename().string(), wheel.string(), [&](ChainItem& item) {
-    const WheelArchive w(wheel);
+    const WheelArchive w(wheel);  // holds METADATA's Name and Version to the filename pip resolves by
     item.name = w.field("Name") + " " + w.field("Version");
     if (auto problems = o.record_verified ? std::vector<std::string>{} : w.verify_record(); !problems.empty()) {
       item.failed = ChainCheck::record;
@@ -96,20 +130,12 @@ ChainItem verify_wheel(const fs::path& wheel, const ChainOptions& o) {
     }
     item.passed.push_back(ChainCheck::record);
     const auto members = w.members();
-    const auto hashes = record_hashes(parse_record(w.read(w.dist_info() + "/RECORD", kMaxRecordBytes), wheel.filename().string()));
     Evidence ev;
     ev.where = "wheel '" + wheel.filename().string() + "'";
-    ev.package = package_with_metadata(members);
-    if (auto why = outside_the_signed_package(members, ev.package, w.dist_info()); !why.empty()) {
-      item.failed = ChainCheck::digest;
-      item.why = why;
-      return;
-    }
-    if (ev.package.empty()) return check_evidence(item, ev, o);
+    ev.distribution = Distribution{w.field("Name"), w.field("Version")};
+    if (!wheel_package(w, members, ev, item)) return;
+    const auto hashes = record_hashes(parse_record(w.read(w.dist_info() + "/RECORD", kMaxRecordBytes), wheel.filename().string()));
     const std::string prefix = ev.package + "/";
-    ev.metadata = w.read(prefix + "metadata.json", kMaxKernelMetadataBytes);
-    if (std::find(members.begin(), members.end(), prefix + kSignatureFile) != members.end())
-      ev.bundle = w.read(prefix + kSignatureFile, kMaxSignatureBytes);
     for (const auto& m : members) {
       if (!m.starts_with(prefix) || m.ends_with("/")) continue;
       // sha512 digests need the bytes again; RECORD's sha256 already vouches for them otherwise.
@@ -118,7 +144,8 @@ ChainItem verify_wheel(const fs::path& wheel, const ChainOptions& o) {
         w.extract(m, tmp.path() / "member");
         return file_digest(tmp.path() / "member", a);
       };
-      ev.files.emplace(m.substr(prefix.size()), EvidenceFile{m, hashes.at(m), rehash});
+      const auto row = hashes.find(m);
+      ev.files.emplace(m.substr(prefix.size()), EvidenceFile{m, row == hashes.end() ? "" : row->second, rehash});
     }
     check_evidence(item, ev, o);
   });
@@ -130,7 +157,8 @@ int chain_exit_code(const std::vector<ChainItem>& items) {
       return i.failed && std::find(checks.begin(), checks.end(), *i.failed) != checks.end();
     });
   };
-  if (any({ChainCheck::record, ChainCheck::signature, ChainCheck::digest})) return static_cast<int>(ErrorKind::validation);
+  if (any({ChainCheck::record, ChainCheck::package, ChainCheck::signature, ChainCheck::digest, ChainCheck::name, ChainCheck::version}))
+    return static_cast<int>(ErrorKind::validation);
   if (any({ChainCheck::input})) return static_cast<int>(ErrorKind::input);
   if (any({ChainCheck::signer})) return static_cast<int>(ErrorKind::policy);
   return 0;

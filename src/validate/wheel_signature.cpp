@@ -15,10 +15,10 @@ std::string WheelSignature::summary() const {
 
 std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const SignatureOptions& options, std::int64_t now,
                                               bool record_verified) {
-  const std::string package = package_with_metadata(wheel.members());
-  if (package.empty()) return std::nullopt;
+  const std::string any_metadata = package_with_metadata(wheel.members());
+  if (any_metadata.empty()) return std::nullopt;
   WheelSignature s;
-  s.member = package + "/metadata.json";
+  s.member = any_metadata + "/metadata.json";
   // The whole chain kwheel verify checks, not the bundle alone: a signed
   // metadata.json beside swapped files must not read as signed.
   ChainOptions o;
@@ -31,6 +31,8 @@ std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const S
     s.error = std::string(check_name(*item.failed)) + ": " + item.why;
     return s;
   }
+  // The package verify found for the wheel's name speaks for it, not a metadata.json found elsewhere.
+  s.member = item.package + "/metadata.json";
   s.verdict = item.signature;
   s.metadata_text = wheel.read(s.member, kMaxKernelMetadataBytes + 1);
   return s;

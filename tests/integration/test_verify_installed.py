@@ -124,7 +124,7 @@ def test_installed_package_verifies_through_its_interpreter(venv, root_file):
     r = verify("--trusted-root", root_file, "--python", venv["python"], "relu")
     assert r.returncode == 0, str(r)
     line = one_line(r)
-    assert line.startswith("OK") and "RECORD, digest" in line and "kernels-community/.github/workflows/build.yaml" in line, line
+    assert line.startswith("OK") and "RECORD, package, digest, name, version" in line and "kernels-community/.github/workflows/build.yaml" in line, line
     assert "Rekor log index" in line, line
 
 
@@ -132,7 +132,7 @@ def test_installed_package_verifies_from_site_packages(venv, root_file):
     r = verify("--trusted-root", root_file, venv["site"], "relu", json_out=True)
     assert r.returncode == 0, str(r)
     (item,) = r.json["items"]
-    assert item["ok"] and item["passed"] == ["record", "signature", "digest"], item
+    assert item["ok"] and item["passed"] == ["record", "package", "signature", "digest", "name", "version"], item
     assert item["signature"]["signed"] is True and item["location"] == str(venv["site"] / "relu"), item
     assert verify("-q", "--trusted-root", root_file, venv["site"], "relu").stdout == ""
 

@@ -24,6 +24,14 @@ struct EvidenceFile {
   std::function<std::vector<unsigned char>(DigestAlgorithm)> digest;  // hashes the bytes
 };
 
+// What a wheel's METADATA (held to its filename) or an install's METADATA
+// (held to its .dist-info) says the distribution is: what pip resolves,
+// lists and imports under. Unsigned: the signed metadata.json must agree.
+struct Distribution {
+  std::string name;     // "acme-relu"
+  std::string version;  // "1.2+torch.cpu"
+};
+
 struct Evidence {
   std::string where;                    // "wheel 'relu-1.2-py3-none-any.whl'", for the verifier's messages
   std::optional<std::string> metadata;  // metadata.json's bytes, if the item has one
@@ -33,6 +41,7 @@ struct Evidence {
   // keyed as metadata.json's digest keys them.
   std::string package;
   std::map<std::string, EvidenceFile> files;
+  std::optional<Distribution> distribution;  // none for a variant directory
 };
 
 // A file on disk, hashed when asked.
@@ -78,7 +87,9 @@ std::string package_with_metadata(const std::vector<std::string>& paths);
 std::string outside_the_signed_package(const std::vector<std::string>& paths, const std::string& package, const std::string& dist_info);
 
 // Appends to `item` what passes and, at the first failure, records it
-// (item.failed, item.why) and stops.
+// (item.failed, item.why) and stops. A verified signature binds what it
+// signs to the distribution: its name must be the package's (and so the
+// end of the distribution's name), its version N the distribution's N.B.
 void check_evidence(ChainItem& item, const Evidence& evidence, const ChainOptions& options);
 
 }  // namespace kwheel

@@ -23,10 +23,13 @@ namespace kwheel {
 
 // The links of the chain, and the two ways an item fails outside them.
 enum class ChainCheck {
-  input,      // the item cannot be read as what it claims to be (not a wheel, bad metadata.json)
-  record,     // a file against RECORD
+  input,      // the item cannot be read as what it claims to be (not a wheel, bad metadata.json, no package its name imports)
+  record,     // a file against RECORD, and the package directory's files against RECORD's rows
+  package,    // the one package directory `import` loads for the distribution's name, nothing beside it (import_package.hpp)
   signature,  // metadata.json.sigstore against metadata.json and the trusted root
   digest,     // a file against metadata.json's digest
+  name,       // the signed name against the package and the distribution's name
+  version,    // the signed kernel version N against the distribution's version (N.B)
   signer,     // the chain holds, but no trusted signer vouches for it (unsigned, untrusted, no digest)
 };
 const char* check_name(ChainCheck check);
@@ -44,6 +47,7 @@ struct ChainOptions {
 struct ChainItem {
   std::string name;      // "relu 1.2+torch.cpu" (wheel, install) or the variant directory's name
   std::string location;  // the wheel, the variant directory, or the installed package's directory
+  std::string package;   // wheels, installs: the import package checked, once found ("relu")
   std::vector<ChainCheck> passed;     // in the order checked
   std::optional<SignatureVerdict> signature;  // once the bundle (or its absence) was judged
   std::optional<ChainCheck> failed;   // the check that failed; none: the item passed
@@ -71,7 +75,8 @@ ChainItem verify_wheel(const std::filesystem::path& wheel, const ChainOptions& o
 std::vector<ChainItem> verify_target(const std::filesystem::path& target, const std::optional<std::string>& name, const ChainOptions& options);
 
 // The exit code for these items (src/main.cpp's table): 0 when every item
-// passed; else 8 when a chain is broken (record, signature, digest), else
+// passed; else 8 when a chain is broken (record, package, signature,
+// digest, name, version), else
 // 3 when an item could not be read, else 9 (a signer policy refused one).
 int chain_exit_code(const std::vector<ChainItem>& items);
 

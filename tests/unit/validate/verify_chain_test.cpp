@@ -157,7 +157,7 @@ TEST(VerifyChain, WheelHoldsAndNamesTheMemberAtFault) {
   auto item = verify_wheel(flat_wheel(tmp.path(), kFlat, md), allow_unsigned());
   EXPECT_TRUE(item.ok()) << item.why;
   EXPECT_EQ(item.name, "relu 1.0");
-  EXPECT_EQ(item.passed, (std::vector<ChainCheck>{ChainCheck::record, ChainCheck::digest}));
+  EXPECT_EQ(item.passed, (std::vector<ChainCheck>{ChainCheck::record, ChainCheck::package, ChainCheck::digest}));
   // RECORD agrees with the changed bytes (the wheel was rewritten whole),
   // the digest does not.
   Files changed = kFlat;
@@ -198,6 +198,49 @@ TEST(VerifyChain, WheelWithoutMetadataIsUnsigned) {
   EXPECT_TRUE(verify_wheel(wheel, allow_unsigned()).ok());
 }
 
+TEST(VerifyChain, AnUnsignedWheelBuiltWithNameStillReadsItsOnePackage) {
+  TempDir tmp;
+  // kwheel build --name k of kernel relu: the wheel k installs relu/, which no ending of "k" names.
+  Files members = {{"k-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: k\nVersion: 1.0\n"},
+                   {"k-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}};
+  for (const auto& [path, data] : kFlat) members.push_back({"relu/" + path, data});
+  members.push_back({"relu/metadata.json", metadata_over(kFlat)});
+  const fs::path wheel = tmp.path() / "k-1.0-py3-none-any.whl";
+  kwheel::testing::write_test_wheel(wheel, members, "k-1.0.dist-info/RECORD");
+  const auto item = verify_wheel(wheel, allow_unsigned());
+  EXPECT_TRUE(item.ok()) << item.why;
+  EXPECT_EQ(item.package, "relu");
+}
+
+TEST(VerifyChain, AWheelCarryingMetadataAnywhereIsConfinedToThePackageItsNameImports) {
+  TempDir tmp;
+  // img2gray's own package carries no metadata.json; relu's signed one rides beside it.
+  Files members = {{"img2gray/__init__.py", "x = 1\n"}, {"img2gray-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: img2gray\nVersion: 1.0\n"},
+                   {"img2gray-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}};
+  for (const auto& [path, data] : kFlat) members.push_back({"relu/" + path, data});
+  members.push_back({"relu/metadata.json", metadata_over(kFlat)});
+  const fs::path wheel = tmp.path() / "img2gray-1.0-py3-none-any.whl";
+  kwheel::testing::write_test_wheel(wheel, members, "img2gray-1.0.dist-info/RECORD");
+  const auto item = verify_wheel(wheel, allow_unsigned());
+  EXPECT_EQ(item.failed, ChainCheck::digest);
+  EXPECT_NE(item.why.find("outside the package 'img2gray/'"), std::string::npos) << item.why;
+  EXPECT_EQ(item.location, wheel.string());
+}
+
+TEST(VerifyChain, InstalledPackageIsTheOneItsNameImportsNotTheOneRecordLists) {
+  TempDir tmp;
+  const fs::path site = installed(tmp.path() / "site-packages", kFlat, metadata_over(kFlat));
+  // A distribution "gelu" whose RECORD lists relu's files, while gelu/ holds what import gelu runs.
+  write(site / "gelu/__init__.py", "import os\n");
+  fs::create_directories(site / "gelu-1.0.dist-info");
+  write(site / "gelu-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: gelu\nVersion: 1.0\n");
+  fs::copy_file(site / "relu-1.0.dist-info/RECORD", site / "gelu-1.0.dist-info/RECORD");
+  auto item = verify_installed(site, "gelu", allow_unsigned());
+  EXPECT_EQ(item.failed, ChainCheck::record);
+  EXPECT_EQ(item.location, (site / "gelu").string());
+  EXPECT_NE(item.why.find("'gelu/__init__.py' is in the package directory but RECORD does not list it"), std::string::npos) << item.why;
+}
+
 TEST(VerifyChain, InstalledPackageAgainstRecordThenDigest) {
   TempDir tmp;
   const std::string md = metadata_over(kFlat);
@@ -208,7 +251,7 @@ TEST(VerifyChain, InstalledPackageAgainstRecordThenDigest) {
   // Bytecode pip compiled is in RECORD without a hash (docs/security.md says what that leaves open);
   // bytecode RECORD does not list was put there after the install, and would run instead of the source.
   write(site / "relu/__pycache__/_ops.cpython-311.pyc", "bytecode pip wrote");
-  EXPECT_EQ(verify_installed(site, "relu", allow_unsigned()).failed, ChainCheck::digest);
+  EXPECT_EQ(verify_installed(site, "relu", allow_unsigned()).failed, ChainCheck::record);
   {
     std::ofstream record(site / "relu-1.0.dist-info/RECORD", std::ios::app);
     record << "relu/__pycache__/_ops.cpython-311.pyc,,\n";
@@ -222,11 +265,18 @@ TEST(VerifyChain, InstalledPackageAgainstRecordThenDigest) {
   EXPECT_EQ(chain_exit_code({item}), 8);
 }
 
-TEST(VerifyChain, InstalledFileAddedAfterTheInstallFailsTheDigest) {
+TEST(VerifyChain, InstalledFileAddedAfterTheInstallFailsRecordThenTheDigest) {
   TempDir tmp;
   const fs::path site = installed(tmp.path() / "site-packages", kFlat, metadata_over(kFlat));
   write(site / "relu/sitecustomize.py", "import os\n");
-  const auto item = verify_installed(site, "relu", allow_unsigned());
+  auto item = verify_installed(site, "relu", allow_unsigned());
+  EXPECT_EQ(item.failed, ChainCheck::record);
+  EXPECT_NE(item.why.find("'relu/sitecustomize.py' is in the package directory but RECORD does not list it"), std::string::npos) << item.why;
+  {
+    std::ofstream record(site / "relu-1.0.dist-info/RECORD", std::ios::app);
+    record << "relu/sitecustomize.py,,\n";  // listed, as one who rewrites RECORD would
+  }
+  item = verify_installed(site, "relu", allow_unsigned());
   EXPECT_EQ(item.failed, ChainCheck::digest);
   EXPECT_NE(item.why.find("'relu/sitecustomize.py' is not listed"), std::string::npos) << item.why;
 }
