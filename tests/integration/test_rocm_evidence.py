@@ -140,3 +140,59 @@ def test_a_declared_arch_the_zstd_bundles_lack_refuses_the_build(kwheel_bin, tmp
     assert "metadata.json declares backend arch gfx950 but no shared object carries code for it" in line
     assert f"relu/_relu_0123abc.abi3.so has {', '.join(GFX)}" in line
     assert tree_state(dist) == before
+
+
+# Issue 38, defect 4: a zstd bundle of a few tens of KB that inflates to hundreds of MiB. Before, each
+# variant's reader held the whole payload (grown by doubling: 1.5 times it at the last step, and zstd's own
+# window beside it), so four at --jobs 4 held four of them at once: 6.6 GB for four bundles of 1023 MiB
+# (bench/hostile-rss rocm-4x1023m). Now the payload streams through a fixed chunk, only its entry table
+# is kept, and every decoder's window is reserved from one budget for the whole run. The build runs here
+# under an RLIMIT_DATA that one such reader alone fitted in before, four at once did not; no RSS or time
+# is asserted: the build must simply succeed, with the wheels and targets a small bundle gives.
+HOSTILE_MIB = 240
+DATA_LIMIT = 768 << 20
+ROCM_VARIANTS = ["torch29-cxx11-rocm64-x86_64-linux", "torch29-cxx11-rocm63-x86_64-linux",
+                 "torch28-cxx11-rocm64-x86_64-linux", "torch28-cxx11-rocm63-x86_64-linux"]
+
+
+def hostile_library(tmp_path: Path, size_mib: int) -> bytes:
+    """A HIP-linked library whose one bundle the bundler compressed (-compress: zstd) over a gfx90a code
+    object of `size_mib` MiB of zeros (a sparse file: no disk, and the bundler's memory only for a moment)."""
+    d = tmp_path / "hostile"
+    d.mkdir()
+    (d / "host.o").write_bytes(b"")
+    with open(d / "big.co", "wb") as f:
+        f.truncate(size_mib << 20)
+    out = d / "big.hipfb"
+    subprocess.run([BUNDLER, "-type=o", "-bundle-align=4096", f"-targets={HOST},hipv4-amdgcn-amd-amdhsa--gfx90a",
+                    f"-input={d / 'host.o'}", f"-input={d / 'big.co'}", f"-output={out}", "-compress"],
+                   check=True, env=clean_env(OFFLOAD_BUNDLER_IGNORE_ENV_VAR="1"))
+    data = out.read_bytes()
+    assert data[:4] == b"CCOB" and struct.unpack_from("<H", data, 6)[0] == 1, data[:8]
+    assert len(data) < 1 << 20  # the payload is all zeros: a 1 MiB .so could carry it many times over
+    return hip_shared_object([data])
+
+
+def test_four_variants_inflating_to_hundreds_of_mib_build_side_by_side_within_a_memory_limit(kwheel_bin, tmp_path):
+    if b"__asan_init" in Path(kwheel_bin).read_bytes():
+        pytest.skip("ASan reserves terabytes of shadow and keeps freed memory in quarantine")
+    import resource
+
+    so = hostile_library(tmp_path, HOSTILE_MIB)
+    repo = tmp_path / "relu"
+    for v in ROCM_VARIANTS:
+        kr.write_variant(repo, v, layout="flat", name="relu", archs=["gfx90a"], kernel_id="_relu_0123abc",
+                         files=kr.demo_package("relu", v, so=so))
+    dist = tmp_path / "dist"
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
+
+    r = subprocess.run([str(kwheel_bin), "build", repo, "-o", dist, "--version", "1.0.0", "--jobs", "4", "--json"],
+                       capture_output=True, text=True, env=clean_env(), timeout=300, preexec_fn=limited)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    variants = json.loads(r.stdout)["variants"]
+    assert sorted(v["variant"] for v in variants) == sorted(ROCM_VARIANTS)
+    for v in variants:
+        assert v["status"] == "built" and v["gpu"]["gfx_targets"] == ["gfx90a"], v
+    assert len(list(dist.glob("*.whl"))) == 4

@@ -30,6 +30,21 @@
 
 namespace kwheel {
 
+class ByteBudget;
+
+// The memory every thread of a run decoding compressed bundles may hold
+// together (issue 38, defect 4): a zstd decoder with the largest window
+// kwheel decodes (2^27) and its buffers, plus a few MiB for smaller frames
+// and zlib streams beside it. Each decode reserves what its frame header
+// says it needs before it starts, and waits its turn when others hold the
+// rest; the payload itself is never held (only its entry table is kept), so
+// a bundle that inflates to 1 GiB costs its decoder's window, not 1 GiB.
+inline constexpr std::uint64_t kOffloadDecodeBudgetBytes = (std::uint64_t{1} << 27) + (std::uint64_t{4} << 20);
+
+// The one budget of kOffloadDecodeBudgetBytes every parse in this process
+// reserves from (tests and benchmarks read its peak).
+ByteBudget& offload_decode_budget();
+
 // One bundle entry. Its id is <kind>-<triple>[-<target id>]: the triple has
 // four fields in what current clang writes ("amdgcn-amd-amdhsa-", an empty
 // environment, hence the "--" before the target id) and three in what
@@ -56,7 +71,8 @@ bool has_offload_bundle_magic(std::span<const std::byte> head);
 // an empty or all-zero section. `name` names the file in errors. Compressed
 // bundles are decompressed (zlib or zstd; up to 1 GiB each, 1 GiB plus 64
 // times the section's size in all, and exactly the size their header
-// declares). The fuzzing entry point: whatever the bytes, it returns or
+// declares), streamed through a fixed chunk; the decoder's memory is
+// reserved from offload_decode_budget(). The fuzzing entry point: whatever the bytes, it returns or
 // throws kwheel::Error.
 std::vector<OffloadBundle> parse_offload_bundles(std::span<const std::byte> section, std::string_view name);
 

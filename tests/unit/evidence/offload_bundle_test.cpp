@@ -7,6 +7,7 @@
 #include "kwheel/evidence/offload_bundle.hpp"
 
 #include "kwheel/evidence/gpu_code.hpp"
+#include "kwheel/base/byte_budget.hpp"
 #include "kwheel/base/mapped_file.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 
 #include "elf_fixtures.hpp"
 #include "error_support.hpp"
@@ -612,6 +614,55 @@ TEST(OffloadBundle, ZstdBombStopsAtTheDeclaredSize) {
   // Short of its declared size: refused with what it held.
   const Bytes short_frame = zstd_stream_of_zeros(1000);
   expect_refused(ccob(2, 1, short_frame, one_mib), "decompresses to 1000 bytes, but its header declares 1048576");
+}
+
+// Issue 38, defect 4: a payload is streamed, never held. Four threads each
+// decode a frame with zstd's largest window (2^27: written without a
+// content size, so the decoder must keep the whole window) of a bundle
+// padded to 64 MiB; the windows are reserved from the one budget of the
+// run, so at most one is held at a time, and all four succeed (no thread
+// waits on another that waits too).
+TEST(OffloadBundle, ThreadsDecodingLargeWindowsShareOneBudget) {
+  Bytes plain = small_bundle();
+  plain.resize(std::size_t{64} << 20);  // code objects end well before: the rest is the last one's padding
+  const std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_windowLog, 27);
+  Bytes frame(1 << 20);
+  ZSTD_outBuffer o{frame.data(), frame.size(), 0};
+  ZSTD_inBuffer i{plain.data(), plain.size(), 0};
+  while (i.pos < i.size) ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(cctx.get(), &o, &i, ZSTD_e_continue)));
+  while (ZSTD_compressStream2(cctx.get(), &o, &i, ZSTD_e_end) != 0) {
+  }
+  frame.resize(o.pos);
+  ASSERT_EQ(ZSTD_getFrameContentSize(frame.data(), frame.size()), ZSTD_CONTENTSIZE_UNKNOWN);
+  const Bytes bundle = ccob(3, 1, frame, plain);
+  std::vector<std::string> gfx(4);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t t = 0; t < gfx.size(); ++t) {
+      threads.emplace_back([&, t] {
+        const auto bundles = parse_offload_bundles(bundle, "big.so");
+        gfx[t] = gfx_targets(bundles).at(0);
+        EXPECT_EQ(bundles.at(0).targets.at(1).size, 4u);
+      });
+    }
+  }
+  EXPECT_EQ(gfx, std::vector<std::string>(4, "gfx90a"));
+  EXPECT_GT(offload_decode_budget().peak_held(), std::uint64_t{1} << 27);
+  EXPECT_LE(offload_decode_budget().peak_held(), kOffloadDecodeBudgetBytes);
+}
+
+// The entries read out of a section are capped at 1 MiB plus 4 times the
+// section (every thread may hold that much): a compressed bundle listing
+// 20,000 entries from a few kilobytes is refused.
+TEST(OffloadBundle, EntriesReadOutAreCappedRelativeToTheSection) {
+  std::vector<Entry> entries{kHost};
+  for (int i = 0; i < 20000; ++i) entries.push_back({"hipv4-amdgcn-amd-amdhsa--gfx90a", ""});
+  const Bytes plain = write_bundle(entries, 8);
+  const Bytes small = zstd_ccob(3, plain);
+  ASSERT_LT(small.size(), 64u * 1024);
+  expect_refused(small, "lists more entries than any real bundle");
+  EXPECT_EQ(parse_offload_bundles(plain, "ok.so").at(0).targets.size(), 20001u);  // uncompressed: 4x its bytes
 }
 
 }  // namespace
