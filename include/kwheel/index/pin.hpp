@@ -36,6 +36,10 @@ struct PinRequest {
   std::optional<std::string> repo_id;
   std::optional<std::string> commit;
   std::shared_ptr<Transport> transport;  // where index requests go; none: libcurl (tests pass a fake)
+  // Read the chosen wheels' METADATA into PinResult::requires_dist, for
+  // pin_dependencies (index/pin_dependencies.hpp). Off, pin reads no
+  // METADATA beyond what --lock needs.
+  bool read_requirements = false;
 };
 
 struct PinCandidate {
@@ -54,6 +58,7 @@ struct PinResult {
   std::string requirement;             // "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:..."
   std::string text;                    // the whole requirements.txt snippet
   std::vector<PinCandidate> candidates;
+  std::vector<std::string> requires_dist;  // the chosen wheel's Requires-Dist, with PinRequest::read_requirements
 };
 
 // An environment described on the command line: torch X.Y with CUDA X.Y,
@@ -77,6 +82,14 @@ struct PinSetResult {
   std::string text;                    // the whole requirements.txt
 };
 PinSetResult pin_all(const PinRequest& request);
+
+// The projects a source holds (a directory's wheels, an index's root
+// page), normalized and sorted.
+std::vector<std::string> pin_source_projects(const PinRequest& request);
+
+// "--index-url URL" or "--extra-index-url URL" and the comment lines of a
+// pin file start with these; the kernels' requirement lines follow them.
+bool is_pin_index_line(const std::string& line);
 
 // {"ok", "requirements", "kernels": [to_json(PinResult), ...]}.
 nlohmann::json to_json(const PinSetResult& result);
