@@ -16,6 +16,8 @@ struct ValidateArgs {
   std::vector<std::string> inputs;
   ValidateOptions options;
   unsigned timeout = 900;
+  std::string index_url;
+  TlsFlags tls;
 };
 
 // The objects with no code for the GPU, when the wheel ran anyway (another
@@ -75,12 +77,28 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--allow-skip", args->options.allow_skip,
                 "Exit 0 when every wheel is SKIP (nothing fits this torch or device); without it such a run exits 10");
   sub->add_option("--timeout", args->timeout, "Seconds allowed per pip install and per check")->type_name("SECONDS")->capture_default_str();
+  add_tls_flags(sub, args->tls);
+  sub->add_option("--index-url", args->index_url, "Install each wheel's dependencies (beyond torch) from this index, and from nowhere else")->type_name("URL");
+  sub->add_option("--find-links", args->options.dependencies.find_links, "Install each wheel's dependencies from the wheels in this directory (repeatable; alone, no index is read)")
+      ->type_name("DIR");
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel validate dist --python /opt/venv/bin/python    # that interpreter's torch decides which wheels can run",
+                     "kwheel validate dist --python /opt/venv/bin/python --index-url https://pypi.example.com/simple/   # einops & co. from there",
                      "kwheel validate dist/img2gray-*.whl --device cpu",
                      "kwheel validate dist --python /opt/venv/bin/python --json > report.json"});
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
+    if (!args->index_url.empty()) {
+      if (!args->index_url.starts_with("http://") && !args->index_url.starts_with("https://") && !args->index_url.starts_with("file://"))
+        throw Error(ErrorKind::usage, "--index-url '" + args->index_url + "' must be an http://, https:// or file:// simple index URL (a directory of wheels: --find-links DIR)");
+      args->options.dependencies.index_url = args->index_url;
+    }
+    for (const auto& d : args->options.dependencies.find_links)
+      if (std::error_code ec; !fs::is_directory(d, ec)) throw Error(ErrorKind::usage, "--find-links '" + d + "' is not a directory; give the directory that holds the wheels");
+    // pip reaches the index as kwheel's own requests would: the same CA,
+    // client certificate and first login (keyring: pip asks it itself).
+    if (!args->index_url.empty())
+      args->options.dependencies.access = child_tool_access(resolve_tls(tls_sources(args->tls)), {args->index_url});
     const auto wheels = wheel_files(args->inputs);
     const ValidationRun run = validate_wheels(wheels, args->options, validate_feedback(out));
     exit_code = run.exit_code();

@@ -223,4 +223,16 @@ Error IndexConnection::refused(const std::string& answered_url, long status) con
                                     "); fix them there" + (status == 403 ? ", or ask the index's owner for read access" : ""));
 }
 
+ChildToolAccess child_tool_access(const TlsSettings& tls, const std::vector<std::string>& urls) {
+  ChildToolAccess access;
+  if (!tls.ca_bundle.empty()) access.ca_file = tls.ca_bundle;
+  if (!tls.client_cert.empty()) access.client_cert = tls.client_cert;
+  for (const auto& url : urls) {
+    if (!url.starts_with("http://") && !url.starts_with("https://")) continue;
+    const UrlUserinfo split = split_userinfo(url);
+    if (auto c = initial_credentials(split, url_hostname(split.url))) access.logins[split.url] = IndexLogin{c->username, c->password};
+  }
+  return access;
+}
+
 }  // namespace kwheel

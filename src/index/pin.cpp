@@ -429,6 +429,18 @@ void write_requirements(const PinRequest& req, PinResult& result) {
   result.text = t;
 }
 
+// The chosen wheel's Requires-Dist: its dependencies, for pin_dependencies.
+// Every file of the chosen version is one build, so the first tells.
+void read_requirements(PinResult& result, HttpClient& http) {
+  const IndexFile& f = result.files.front();
+  const CandidateMetadata metadata = candidate_metadata(f, &http);
+  if (!metadata.text)
+    throw Error(ErrorKind::input, "cannot read the METADATA of " + f.filename + " to find its dependencies: " + metadata.missing +
+                                      "; or pass --no-deps to pin the kernels alone");
+  for (const auto& [key, value] : parse_metadata_fields(*metadata.text))
+    if (key == "Requires-Dist") result.requires_dist.push_back(value);
+}
+
 }  // namespace
 
 PinResult pin(const PinRequest& req) {
@@ -444,6 +456,7 @@ PinResult pin(const PinRequest& req) {
   if (fits.empty()) throw_no_fit(result, listing.where, req);
   choose(fits, result);
   write_requirements(req, result);
+  if (req.read_requirements) read_requirements(result, index.http());
   return result;
 }
 
@@ -472,10 +485,7 @@ json to_json(const PinResult& r) {
   return j;
 }
 
-namespace {
-
-// The projects a source holds, normalized and sorted.
-std::vector<std::string> source_projects(const PinRequest& req) {
+std::vector<std::string> pin_source_projects(const PinRequest& req) {
   std::set<std::string> names;
   if (req.source.find("://") == std::string::npos) {
     for (const auto& [e, w] : directory_wheels(req.source)) names.insert(normalize_name(w.name));
@@ -488,11 +498,13 @@ std::vector<std::string> source_projects(const PinRequest& req) {
   return {names.begin(), names.end()};
 }
 
-}  // namespace
+bool is_pin_index_line(const std::string& line) {
+  return line.starts_with("--index-url ") || line.starts_with("--extra-index-url ") || line.starts_with("# from directory ") || line.starts_with("# from a directory");
+}
 
 PinSetResult pin_all(const PinRequest& base) {
   PinSetResult result;
-  const std::vector<std::string> projects = source_projects(base);
+  const std::vector<std::string> projects = pin_source_projects(base);
   std::string header, lines, index_line;
   for (const auto& project : projects) {
     PinRequest req = base;

@@ -183,17 +183,21 @@ std::optional<std::string> make_env(const fs::path& env, const TempDir& tmp, con
   return std::nullopt;
 }
 
+// pip's own `--python ENV` starts pip twice (here, then inside ENV through
+// __pip-runner__.py); running the runner in ENV directly is the same code
+// path with one start-up fewer.
+std::vector<std::string> pip_in_env(const InterpreterInfo& in, const std::string& env_python) {
+  return in.pip_runner.empty() ? std::vector<std::string>{in.executable, "-m", "pip", "--python", env_python}
+                               : std::vector<std::string>{env_python, "-I", in.pip_runner};
+}
+
 ProcessResult pip_install(const fs::path& wheel, const std::string& env_python, const TempDir& tmp, const InterpreterInfo& in, const ValidateOptions& o) {
-  // pip's own `--python ENV` starts pip twice (here, then inside ENV through
-  // __pip-runner__.py); running the runner in ENV directly is the same code
-  // path with one start-up fewer. --ignore-installed: the environment sees
+  // --ignore-installed: the environment sees
   // torch's site-packages, and a copy of this package installed there (a
   // previous build of the same version, say) must neither stop the install
   // ("already installed") nor be uninstalled. --isolated: no PIP_* variables
   // or user pip.conf (user = true would install into ~/.local).
-  std::vector<std::string> pip_argv =
-      in.pip_runner.empty() ? std::vector<std::string>{in.executable, "-m", "pip", "--python", env_python}
-                            : std::vector<std::string>{env_python, "-I", in.pip_runner};
+  std::vector<std::string> pip_argv = pip_in_env(in, env_python);
   for (const char* a : {"install", "--isolated", "--no-deps", "--no-index", "--no-cache-dir", "--no-compile", "--ignore-installed",
                         "--no-warn-conflicts", "--disable-pip-version-check", "-q"})
     pip_argv.emplace_back(a);
@@ -252,10 +256,15 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
   r.timings["venv"] = seconds_since(t);
 
   t = Clock::now();
+  const std::vector<std::string> requirements = runtime_requirements(*wheel);
+  if (!requirements.empty() && o.dependencies.any())
+    if (auto why = install_requirements(pip_in_env(in, env_python), requirements, o.dependencies, in, tmp.path(), o.timeout)) return fail(*why);
   ProcessResult pip = pip_install(path, env_python, tmp, in, o);
   r.timings["install"] = seconds_since(t);
   if (pip.timed_out) return fail("pip install timed out after " + std::to_string(o.timeout.count()) + " s");
   if (pip.exit_code != 0) return fail("pip refused to install the wheel: " + last_lines(pip.err, 3));
+  if (!requirements.empty() && !o.dependencies.any())
+    if (auto why = missing_requirements(env_python, requirements, wheel->filename().name, tmp.path(), o.timeout)) return fail(*why);
 
   t = Clock::now();
   const std::string abi = read_label(wheel->filename().version).cxx98 ? "cxx98" : (wheel->filename().platform.front() == "any" ? "any" : "cxx11");

@@ -33,6 +33,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/secret.hpp"
+#include "kwheel/hub/child_tool_access.hpp"
 #include "kwheel/hub/http.hpp"
 #include "kwheel/hub/keyring.hpp"
 #include "kwheel/hub/transport.hpp"
@@ -176,5 +177,11 @@ class IndexConnection {
 // The credentials pip would send first to `url` (no keyring: pip asks it
 // only after a 401): the URL's, else the netrc file's for its host.
 std::optional<Credentials> initial_credentials(const UrlUserinfo& url, const std::string& host);
+
+// What a child pip or uv needs to reach `urls` as kwheel does: the CA file
+// and client certificate resolved here, and for each URL (keyed without
+// its userinfo) the login pip would send first: the URL's, else netrc's.
+// Keyring is left to the child, which asks it itself after a 401.
+ChildToolAccess child_tool_access(const TlsSettings& tls, const std::vector<std::string>& urls);
 
 }  // namespace kwheel

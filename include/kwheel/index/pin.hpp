@@ -42,6 +42,10 @@ struct PinRequest {
   // order, kwheel/hub/connection.hpp); the URL written and reported never
   // carries them.
   ConnectionSettings connection;
+  // Read the chosen wheels' METADATA into PinResult::requires_dist, for
+  // pin_dependencies (index/pin_dependencies.hpp). Off, pin reads no
+  // METADATA beyond what --lock needs.
+  bool read_requirements = false;
 };
 
 struct PinCandidate {
@@ -65,6 +69,7 @@ struct PinResult {
   // a netrc path, "keyring (...)", or "" for none). Never a secret.
   std::string ca_from;
   std::string credentials_from;
+  std::vector<std::string> requires_dist;  // the chosen wheel's Requires-Dist, with PinRequest::read_requirements
 };
 
 // An environment described on the command line: torch X.Y with CUDA X.Y,
@@ -88,6 +93,14 @@ struct PinSetResult {
   std::string text;                    // the whole requirements.txt
 };
 PinSetResult pin_all(const PinRequest& request);
+
+// The projects a source holds (a directory's wheels, an index's root
+// page), normalized and sorted.
+std::vector<std::string> pin_source_projects(const PinRequest& request);
+
+// "--index-url URL" or "--extra-index-url URL" and the comment lines of a
+// pin file start with these; the kernels' requirement lines follow them.
+bool is_pin_index_line(const std::string& line);
 
 // {"ok", "requirements", "kernels": [to_json(PinResult), ...]}.
 nlohmann::json to_json(const PinSetResult& result);

@@ -15,6 +15,7 @@
 #include "kwheel/base/feedback.hpp"
 #include "kwheel/evidence/gpu_code.hpp"
 #include "kwheel/validate/interpreter.hpp"
+#include "kwheel/validate/wheel_dependencies.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -31,6 +32,10 @@ struct ValidateOptions {
   // success only with this: a CI runner that lost its GPU or its torch
   // skips everything, and must not pass the gate unnoticed.
   bool allow_skip = false;
+  // Where each wheel's dependencies (Requires-Dist beyond torch) are
+  // installed from (--index-url, --find-links); none: nowhere, and a wheel
+  // whose dependencies the environment lacks FAILs naming them.
+  DependencySources dependencies;
 };
 
 // Whether a CUDA wheel's GPU code runs on `device`, object by object
