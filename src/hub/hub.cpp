@@ -157,7 +157,7 @@ json HubClient::get_json(const std::string& url, const std::string& what) {
 HubClient::PublisherAnswer HubClient::publisher_overview(const std::string& org) {
   const std::string url = config_.endpoint + "/api/organizations/" + encode_component(org) + "/overview";
   const std::string request = "GET " + display_url(url);
-  const std::string checking = "checking whether publisher '" + org + "' is trusted";
+  const std::string checking = "checking whether publisher '" + org + "' of repo '" + repo_id_ + "' is trusted";
   HttpResponse r;
   try {
     r = http_.get(url);
@@ -187,7 +187,7 @@ HubClient::PublisherAnswer HubClient::publisher_overview(const std::string& org)
   if (r.status == 401 || r.status == 403)
     throw Error(ErrorKind::auth, status + ": the Hub at " + config_.endpoint +
                                      (config_.token.empty() ? " wants a token while " + checking + "; pass --token or set HF_TOKEN"
-                                                            : " refused the token (from " + config_.token_source + ") while " + checking +
+                                                            : " rejected the token (from " + config_.token_source + ") while " + checking +
                                                                   "; check or renew it, or unset it for public repos"));
   throw Error(ErrorKind::network, status + " while " + checking + "; try again later, or check --endpoint / HF_ENDPOINT");
 }

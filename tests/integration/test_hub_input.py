@@ -176,10 +176,10 @@ def trust_failure(case: str, hub, tls_hub, pki, tmp_path: Path) -> tuple[H.Run, 
 
 
 @pytest.mark.parametrize("case,code,starts", [
-    ("wrong-token", 6, "GET {overview} answered HTTP 401 (Invalid credentials in Authorization header): the Hub at {endpoint} refused the token (from HF_TOKEN)"),
-    ("hub-down", 4, "cannot reach the Hub at {endpoint} while checking whether publisher 'acme' is trusted: "),
+    ("wrong-token", 6, "GET {overview} answered HTTP 401 (Invalid credentials in Authorization header): the Hub at {endpoint} rejected the token (from HF_TOKEN)"),
+    ("hub-down", 4, "cannot reach the Hub at {endpoint} while checking whether publisher 'acme' of repo 'acme/act' is trusted: "),
     ("wrong-endpoint-path", 4, "the endpoint {endpoint} does not answer as a Hugging Face Hub: GET {overview} answered HTTP 404 and "),
-    ("tls", 4, "cannot reach the Hub at {endpoint} while checking whether publisher 'acme' is trusted: "),
+    ("tls", 4, "cannot reach the Hub at {endpoint} while checking whether publisher 'acme' of repo 'acme/act' is trusted: "),
     ("org-404", 9, "repo 'someone/relu' is not from a trusted publisher: the Hub at {endpoint} has no organization 'someone' (GET {overview} answered HTTP 404"),
     ("untrusted", 9, "repo 'stranger/relu' is not from a trusted publisher: the Hub at {endpoint} does not mark 'stranger' trustedKernelPublisher"),
     ("neither-org-nor-repo", 5, "repo 'nobody/nothing' at {endpoint} was not found or is not accessible"),

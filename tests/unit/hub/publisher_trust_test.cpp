@@ -180,6 +180,6 @@ TEST_F(PublisherTrust, ARefusedTokenIsAnAuthenticationErrorWithoutTheOptIns) {
   EXPECT_EQ(e.kind(), ErrorKind::auth);
   const std::string what = e.what();
   EXPECT_TRUE(what.starts_with("GET " + kTrustOverview + " answered HTTP 401 (Invalid credentials in Authorization header)")) << what;
-  EXPECT_NE(what.find("refused the token"), std::string::npos) << what;
+  EXPECT_NE(what.find("rejected the token"), std::string::npos) << what;
   EXPECT_EQ(what.find("--trust"), std::string::npos) << what;
 }
