@@ -13,7 +13,6 @@
 
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/factory/reuse_state.hpp"
-#include "kwheel/base/scratch_owner.hpp"
 #include "kwheel/base/small_file.hpp"
 #include "kwheel/base/work_pool.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
@@ -552,7 +551,8 @@ void prepare_out_dir(const fs::path& out_dir) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw Error(ErrorKind::io, "cannot create output directory '" + out_dir.string() + "': " + ec.message());
-  sweep_stale_scratch(out_dir);  // even when this run writes nothing there
+  // No sweep here: a directory is swept by the first scratch this run makes
+  // in it (scratch_owner.hpp), so a run that writes nothing touches nothing.
 }
 
 // One variant's wheel, planned and staged (or an up-to-date one in out_dir

@@ -100,8 +100,7 @@ std::string HubClient::api_base() const {
   return config_.endpoint + "/api/" + config_.repo_type + "s/" + repo_id_;
 }
 
-[[noreturn]] void HubClient::throw_for(const HttpResponse& r, const std::string& what) {
-  const std::string code = r.header("x-error-code");
+std::string HubClient::error_message(const HttpResponse& r) const {
   std::string message = r.header("x-error-message");
   if (message.empty()) {  // huggingface_hub falls back to the JSON body's "error"
     std::optional<json> body;
@@ -112,7 +111,12 @@ std::string HubClient::api_base() const {
     }
     if (body && body->is_object() && body->contains("error") && (*body)["error"].is_string()) message = (*body)["error"];
   }
-  message = config_.token.redact(message);
+  return config_.token.redact(message);
+}
+
+[[noreturn]] void HubClient::throw_for(const HttpResponse& r, const std::string& what) {
+  const std::string code = r.header("x-error-code");
+  const std::string message = error_message(r);
   const std::string repo = "repo '" + repo_id_ + "' at " + config_.endpoint;
   // Not "repo not found": the token itself was refused (huggingface_hub
   // makes the same exception to its 401 -> RepositoryNotFoundError rule).
@@ -149,13 +153,42 @@ json HubClient::get_json(const std::string& url, const std::string& what) {
   throw Error(ErrorKind::network, what + ": " + problem + " from " + display_url(url) + "; is --endpoint a Hugging Face Hub?");
 }
 
-bool HubClient::trusted_publisher(const std::string& org) {
-  const json overview = get_json(config_.endpoint + "/api/organizations/" + encode_component(org) + "/overview", "asking the Hub about publisher '" + org + "'");
-  // Only a literal true trusts: huggingface_hub's getattr(info, ..., False)
-  // is truthy for "yes" or 1 too, but an answer of another shape is not the Hub's.
-  if (!overview.is_object()) return false;
-  auto it = overview.find("trustedKernelPublisher");
-  return it != overview.end() && it->is_boolean() && it->get<bool>();
+HubClient::PublisherAnswer HubClient::publisher_overview(const std::string& org) {
+  const std::string url = config_.endpoint + "/api/organizations/" + encode_component(org) + "/overview";
+  const std::string request = "GET " + display_url(url);
+  const std::string checking = "checking whether publisher '" + org + "' of repo '" + repo_id_ + "' is trusted";
+  HttpResponse r;
+  try {
+    r = http_.get(url);
+  } catch (const Error& e) {
+    // No answer at all (connection refused, TLS, retries spent): the
+    // network's fault, and the fix is there, never in trusting the repo.
+    if (e.kind() != ErrorKind::network) throw;
+    // The request loop's line already names the request, its last status or
+    // fault, and the fix (the endpoint, --ca-bundle for TLS).
+    throw Error(ErrorKind::network, "cannot reach the Hub at " + config_.endpoint + " while " + checking + ": " + e.what());
+  }
+  const std::string answered = request + " answered HTTP " + std::to_string(r.status);
+  if (r.status == 200) {
+    const auto overview = parse_hub_json(r.body, display_url(url));
+    if (!overview)
+      throw Error(ErrorKind::network, answered + " but no JSON (" + std::to_string(r.body.size()) + " bytes) while " + checking +
+                                          "; is --endpoint / HF_ENDPOINT a Hugging Face Hub?");
+    // Only a literal true trusts: huggingface_hub's getattr(info, ..., False)
+    // is truthy for "yes" or 1 too, but an answer of another shape is not the Hub's.
+    auto it = overview->is_object() ? overview->find("trustedKernelPublisher") : overview->end();
+    const bool trusted = overview->is_object() && it != overview->end() && it->is_boolean() && it->get<bool>();
+    return trusted ? PublisherAnswer::trusted : PublisherAnswer::not_trusted;
+  }
+  if (r.status == 404) return PublisherAnswer::no_such_organization;
+  const std::string message = error_message(r);
+  const std::string status = answered + (message.empty() ? "" : " (" + message + ")");
+  if (r.status == 401 || r.status == 403)
+    throw Error(ErrorKind::auth, status + ": the Hub at " + config_.endpoint +
+                                     (config_.token.empty() ? " wants a token while " + checking + "; pass --token or set HF_TOKEN"
+                                                            : " rejected the token (from " + config_.token_source + ") while " + checking +
+                                                                  "; check or renew it, or unset it for public repos"));
+  throw Error(ErrorKind::network, status + " while " + checking + "; try again later, or check --endpoint / HF_ENDPOINT");
 }
 
 std::vector<RefInfo> HubClient::list_refs() {

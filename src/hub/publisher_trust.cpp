@@ -4,6 +4,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/enum_name.hpp"
+#include "kwheel/hub/url.hpp"
 
 namespace kwheel {
 
@@ -48,23 +49,41 @@ TrustDecision check_publisher_trust(HubClient& hub, const TrustPolicy& policy, c
     warn("skipping the publisher trust check for '" + repo + "': offline, the Hub cannot be asked (kernels does the same); the files come from the cache");
     return decided(B::offline_unchecked);
   }
-  bool trusted = false;
-  try {
-    trusted = hub.trusted_publisher(d.publisher);
-  } catch (const Error& e) {
-    // A network fault or a refused token stays what it is: the fix is
-    // there, not in trusting the repo.
-    const bool keep = e.kind() == ErrorKind::network || e.kind() == ErrorKind::auth;
-    throw Error(keep ? e.kind() : ErrorKind::policy,
-                "repo '" + repo + "': could not verify whether its publisher '" + d.publisher + "' is trusted (" + e.what() + "); " + opt_ins(repo),
-                Reason::untrusted_publisher);
+  // Fail closed, as kernels does, but say why: the trust flags are offered
+  // only when the Hub answered that the org is not trusted or is not an
+  // organization. A refused token, a Hub that cannot be reached or is not
+  // there throw from publisher_overview with their own cause and exit code:
+  // their fix is the token or the endpoint, never trusting the repo.
+  const std::string overview = display_url(hub.config().endpoint + "/api/organizations/" + d.publisher + "/overview");
+  switch (hub.publisher_overview(d.publisher)) {
+    case HubClient::PublisherAnswer::trusted:
+      return d;
+    case HubClient::PublisherAnswer::not_trusted:
+      throw Error(ErrorKind::policy,
+                  "repo '" + repo + "' is not from a trusted publisher: the Hub at " + hub.config().endpoint + " does not mark '" +
+                      d.publisher + "' trustedKernelPublisher (kernels refuses it too); " + opt_ins(repo),
+                  Reason::untrusted_publisher);
+    case HubClient::PublisherAnswer::no_such_organization:
+      break;
   }
-  if (!trusted)
-    throw Error(ErrorKind::policy,
-                "repo '" + repo + "' is not from a trusted publisher: the Hub at " + hub.config().endpoint + " does not mark '" + d.publisher +
-                    "' trustedKernelPublisher (kernels refuses it too); " + opt_ins(repo),
-                Reason::untrusted_publisher);
-  return d;
+  // A 404 is "no such organization" only if a Hub gave it: a wrong
+  // endpoint path gives one too. The repo's own refs tell them apart (the
+  // build asks for them next anyway): listed, the Hub is there and the
+  // namespace is not an organization (a user's); "repo not found" is the
+  // real cause; anything else means no Hub answers at that endpoint.
+  try {
+    hub.list_refs();
+  } catch (const Error& e) {
+    if (e.reason() == Reason::repo_not_found || e.kind() == ErrorKind::network || e.kind() == ErrorKind::auth) throw;
+    throw Error(ErrorKind::network, "the endpoint " + hub.config().endpoint + " does not answer as a Hugging Face Hub: GET " + overview +
+                                        " answered HTTP 404 and " + e.what() +
+                                        "; check --endpoint / HF_ENDPOINT (a mirror's whole path, e.g. .../api/huggingfaceml/REPO)");
+  }
+  throw Error(ErrorKind::policy,
+              "repo '" + repo + "' is not from a trusted publisher: the Hub at " + hub.config().endpoint + " has no organization '" +
+                  d.publisher + "' (GET " + overview + " answered HTTP 404; a user's namespace is not an organization, so kernels refuses it too); " +
+                  opt_ins(repo),
+              Reason::untrusted_publisher);
 }
 
 }  // namespace kwheel

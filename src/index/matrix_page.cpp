@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kAnyTorch = "any torch";
 
-// One shell word: single-quoted, so a URL's & or ; is not the shell's.
+// One shell word: single-quoted (POSIX: nothing is special inside but the
+// closing quote, written '\''), so a URL's ', &, ;, $( or ` is not the shell's.
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -128,14 +129,24 @@ Matrix build_matrix(std::vector<MatrixWheel> wheels) {
   return m;
 }
 
+namespace {
+
+// The line from its words, each already one shell word (quoted text, or the
+// HTML that shows it); `literal` writes the fixed text between them.
+// `index_word` is empty for a torch-universal wheel, installed by `file_word`.
+template <class Literal>
+std::string line_of(const std::string& index_word, const std::string& file_word, const std::string& deps_word,
+                    const std::string& requirement_word, Literal literal) {
+  std::string s = literal("python -m pip list --format=freeze | grep -i '^torch==' > torch-pin.txt; python -m pip install -c torch-pin.txt ");
+  if (index_word.empty()) return s + literal("--index-url ") + deps_word + literal(" ") + file_word;
+  return s + literal("--index-url ") + index_word + literal(" --extra-index-url ") + deps_word + literal(" ") + requirement_word;
+}
+
+}  // namespace
+
 std::string install_line(const MatrixWheel& w, const std::string& index_url, const std::string& file_url, const std::string& deps_index) {
-  std::string s = "python -m pip list --format=freeze | grep -i '^torch==' > torch-pin.txt; python -m pip install -c torch-pin.txt ";
-  if (index_url.empty()) {
-    s.append("--index-url ").append(shell_quote(deps_index)).append(" ").append(shell_quote(w.project + " @ " + file_url));
-    return s;
-  }
-  s.append("--index-url ").append(shell_quote(index_url)).append(" --extra-index-url ").append(shell_quote(deps_index));
-  return s.append(" ").append(shell_quote(w.project + "==" + w.version));
+  return line_of(index_url.empty() ? "" : shell_quote(index_url), shell_quote(w.project + " @ " + file_url), shell_quote(deps_index),
+                 shell_quote(w.project + "==" + w.version), [](const std::string& t) { return t; });
 }
 
 std::string human_size(uint64_t bytes) {
@@ -194,16 +205,27 @@ std::string url_html(const std::string& url) {
   return relative ? "<span data-href=\"" + html_escape(url) + "\">" + html_escape(url) + "</span>" : html_escape(url);
 }
 
+// One shell word of an install line holding a URL, `prefix` before it:
+// quoted here when the URL is known (--base-url), else quoted by the page's
+// script once the browser has made it absolute (data-shell-prefix), with the
+// same POSIX rule, since the path the site is served from may hold a quote.
+// The text before the script runs is the quoted relative word, as safe.
+std::string url_word_html(const std::string& prefix, const std::string& url) {
+  const bool relative = url.find("://") == std::string::npos;
+  const std::string word = html_escape(shell_quote(prefix + url));
+  if (!relative) return word;
+  return "<span data-href=\"" + html_escape(url) + "\" data-shell-prefix=\"" + html_escape(prefix) + "\">" + word + "</span>";
+}
+
 // The index (or, for torch-universal, the file) and the install line of a
 // cell's newest wheel.
 std::string install_html(const MatrixWheel& newest, const MatrixPageSpec& spec) {
   const std::string sub = read_label(newest.version).index_name();
   const std::string index = sub.empty() ? "" : spec.index_root + encode_component(sub) + "/simple/";
   const std::string file = spec.files_base + encode_component(newest.filename);
-  std::string line = html_escape(install_line(newest, index.empty() ? "" : "\x01", index.empty() ? "\x02" : "", spec.deps_index));
-  // The URL placeholders become browser-resolved spans.
-  if (auto at = line.find('\x01'); at != std::string::npos) line.replace(at, 1, url_html(index));
-  if (auto at = line.find('\x02'); at != std::string::npos) line.replace(at, 1, url_html(file));
+  const std::string line = line_of(index.empty() ? "" : url_word_html("", index), url_word_html(newest.project + " @ ", file),
+                                   html_escape(shell_quote(spec.deps_index)), html_escape(shell_quote(newest.project + "==" + newest.version)),
+                                   [](const std::string& t) { return html_escape(t); });
   std::string s = "<div class=\"install\">";
   s += index.empty() ? "Index: none (any torch); pip installs the file"
                      : "Index: <code class=\"index-url\">" + url_html(index) + "</code>";
@@ -308,7 +330,9 @@ std::string render_matrix_page(const MatrixPageSpec& spec) {
   if (spec.link_kernel_pages) s += sub_index_list(spec);
   // Relative index and file URLs, made absolute where the page is served.
   if (spec.install_lines)
-    s += "    <script>for (const e of document.querySelectorAll('[data-href]')) e.textContent = new URL(e.dataset.href, document.baseURI).href;</script>\n";
+    s += R"(    <script>for (const e of document.querySelectorAll('[data-href]')) { const u = new URL(e.dataset.href, document.baseURI).href; )"
+         R"(e.textContent = 'shellPrefix' in e.dataset ? "'" + (e.dataset.shellPrefix + u).replaceAll("'", "'\\''") + "'" : u; }</script>)"
+         "\n";
   return s + "  </body>\n</html>\n";
 }
 

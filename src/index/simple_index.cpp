@@ -770,8 +770,20 @@ void swap_in(TempDir& scratch, const fs::path& site, bool exists) {
 
 }  // namespace
 
+void check_page_url(const std::string& option, const std::string& url) {
+  if (const size_t at = unprintable_at(url); at != std::string::npos)
+    throw Error(ErrorKind::usage, option + " holds a control character or a byte that is not UTF-8 (byte " +
+                                      std::to_string(static_cast<unsigned char>(url[at])) + " at offset " + std::to_string(at) +
+                                      "), which no install line can be pasted with; percent-encode it (e.g. %0A)");
+  if (const size_t at = url.find_first_of(" \t"); at != std::string::npos)
+    throw Error(ErrorKind::usage, option + " holds a space at offset " + std::to_string(at) + ", which no URL holds; percent-encode it as %20");
+}
+
 SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
   if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
+  // Before anything is read or written: the URLs go into pasted shell lines.
+  check_page_url("--base-url", o.base_url);
+  check_page_url("--deps-index-url", o.deps_index);
   const fs::path site = site_directory(o.out);
   check_site_name(site, o);
   const UniqueFd lock = lock_site(site);

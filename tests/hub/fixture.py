@@ -169,6 +169,13 @@ def set_org(root, org: str, **fields) -> None:
     (d / "org.json").write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n")
 
 
+def set_user(root, name: str) -> None:
+    """Mark ROOT/<name> a user's namespace: /api/organizations/<name>/overview answers 404, as the Hub does."""
+    d = Path(root) / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "user.json").write_text("{}\n")
+
+
 @dataclass
 class RepoHandle:
     repo_id: str

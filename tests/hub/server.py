@@ -9,6 +9,7 @@ control API and a request log.  Standard library only, so it runs anywhere.
 Store layout (see tests/hub/README.md and fixture.py, which writes it):
 
     ROOT/<org>/org.json                       optional {"trustedKernelPublisher": bool, ...}
+    ROOT/<org>/user.json                      optional: a user's namespace, no organization (overview 404)
     ROOT/<org>/<name>/repo.json               {"private", "gated", "refs": {"branches", "tags"}, ...}
     ROOT/<org>/<name>/commits/<sha40>/<files> the full file tree of each commit
 
@@ -305,6 +306,8 @@ class Store:
     def org(self, org: str) -> dict | None:
         if not self._valid(org) or not os.path.isdir(os.path.join(self.root, org)):
             return None
+        if os.path.exists(os.path.join(self.root, org, "user.json")):
+            return None  # a user's namespace: the Hub has no organization overview for it (404)
         try:
             with open(os.path.join(self.root, org, "org.json")) as f:
                 return json.load(f)

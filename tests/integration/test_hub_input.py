@@ -36,6 +36,9 @@ STRANGER_ORG = "stranger"    # the Hub does not
 ACT = f"{ORG}/act"
 RELU = f"{ORG}/relu"         # kernel-depends on acme/act version 1
 STRANGER = f"{STRANGER_ORG}/relu"
+USER = "someone"             # a user's namespace: the Hub has no organization overview for it (404)
+USER_REPO = f"{USER}/relu"
+WRONG_TOKEN = "hf_wrongTokenForTrust_7c2e"
 MIRROR_PREFIX = "/artifactory/api/huggingfaceml/hub"  # an Artifactory-style remote repository
 VARIANT = "torch-cpu"        # pure Python: pip installs it beside Debian's torch
 
@@ -52,8 +55,10 @@ def store(tmp_path_factory):
         ACT: kr.make_kernel_repo(root, ACT, {1: tree("act")}),
         RELU: kr.make_kernel_repo(root, RELU, {1: tree("relu", depends=[{"repo-id": ACT, "version": 1}])}),
         STRANGER: kr.make_kernel_repo(root, STRANGER, {1: tree("relu")}),
+        USER_REPO: kr.make_kernel_repo(root, USER_REPO, {1: tree("relu")}),
     }
     hubfix.set_org(root, STRANGER_ORG, trustedKernelPublisher=False)
+    hubfix.set_user(root, USER)
     return {"root": root, "repos": repos}
 
 
@@ -127,6 +132,70 @@ def test_variants_applies_the_same_rule(hub, tmp_path):
     assert H.kwheel("variants", STRANGER, env=env).returncode == 9
     r = H.kwheel("variants", STRANGER, "--trust-repo", STRANGER, env=env)
     assert r.returncode == 0 and [v["variant"] for v in r.json["variants"]] == [VARIANT], str(r)
+
+
+# Issue 38, 10: every failure of the publisher check used to end in "could not verify whether its
+# publisher is trusted ...; pass --trust-repo". Failing closed stays; the cause comes first, with
+# its own exit code, and the trust flags are offered only when the Hub answered "not trusted" or
+# "no such organization".
+
+CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT", "KWHEEL_CA_BUNDLE")
+
+
+@pytest.fixture(scope="module")
+def tls_hub(store, pki):
+    with hubfix.hub_server(store["root"], tls=(pki["cert"], pki["key"], pki["ca"])) as srv:
+        yield srv
+
+
+def trust_failure(case: str, hub, tls_hub, pki, tmp_path: Path) -> tuple[H.Run, str]:
+    """Builds ACT (a trusted publisher's repo) or the case's repo the way the case breaks the
+    check; returns the run and the overview URL it asked."""
+    env, repo, args = env_for(hub, tmp_path / "home"), ACT, []
+    endpoint = hub.endpoint
+    if case == "wrong-token":
+        env["HF_TOKEN"] = WRONG_TOKEN
+    elif case == "hub-down":
+        (tmp_path / "empty-store").mkdir()
+        with hubfix.hub_server(tmp_path / "empty-store") as srv:
+            endpoint = srv.endpoint  # a port that was just listening, now closed
+    elif case == "wrong-endpoint-path":
+        endpoint = hub.endpoint + "/no/such/prefix"
+    elif case == "tls":
+        env = {k: v for k, v in env.items() if k not in CA_VARIABLES}  # this machine's proxy CA must not decide
+        endpoint, args = tls_hub.endpoint, ["--ca-bundle", pki["other_ca"]]
+    elif case == "org-404":
+        repo = USER_REPO
+    elif case == "untrusted":
+        repo = STRANGER
+    elif case == "neither-org-nor-repo":
+        repo = "nobody/nothing"
+    env["HF_ENDPOINT"] = endpoint
+    r = H.kwheel("build", repo, "-o", tmp_path / "dist", *args, env=env, json_out=False)
+    return r, f"{endpoint}/api/organizations/{repo.split('/')[0]}/overview"
+
+
+@pytest.mark.parametrize("case,code,starts", [
+    ("wrong-token", 6, "GET {overview} answered HTTP 401 (Invalid credentials in Authorization header): the Hub at {endpoint} rejected the token (from HF_TOKEN)"),
+    ("hub-down", 4, "cannot reach the Hub at {endpoint} while checking whether publisher 'acme' of repo 'acme/act' is trusted: "),
+    ("wrong-endpoint-path", 4, "the endpoint {endpoint} does not answer as a Hugging Face Hub: GET {overview} answered HTTP 404 and "),
+    ("tls", 4, "cannot reach the Hub at {endpoint} while checking whether publisher 'acme' of repo 'acme/act' is trusted: "),
+    ("org-404", 9, "repo 'someone/relu' is not from a trusted publisher: the Hub at {endpoint} has no organization 'someone' (GET {overview} answered HTTP 404"),
+    ("untrusted", 9, "repo 'stranger/relu' is not from a trusted publisher: the Hub at {endpoint} does not mark 'stranger' trustedKernelPublisher"),
+    ("neither-org-nor-repo", 5, "repo 'nobody/nothing' at {endpoint} was not found or is not accessible"),
+])
+def test_a_failed_publisher_check_names_its_cause_and_offers_trust_only_for_the_hubs_no(hub, tls_hub, pki, tmp_path, case, code, starts):
+    r, overview = trust_failure(case, hub, tls_hub, pki, tmp_path)
+    endpoint = overview.split("/api/")[0]
+    assert r.returncode == code, str(r)
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("kwheel: error: " + starts.format(overview=overview, endpoint=endpoint)), line
+    offered = "--trust-repo" in line or "--trust-remote-code" in line
+    assert offered == (code == 9), line
+    if case == "tls":
+        assert "certificate" in line and "--ca-bundle" in line, line
+    assert WRONG_TOKEN not in r.stdout + r.stderr
+    assert not (tmp_path / "dist").exists()
 
 
 GET_KERNEL = r"""

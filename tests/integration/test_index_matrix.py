@@ -655,6 +655,104 @@ def test_install_lines_name_the_deps_index_given_and_pypi_only_without_one(kwhee
     assert MIRROR in note and "PyPI" not in note and "pypi.org" not in note, note
 
 
+# --------------------------------------------------------------------------- a quote cannot break out of an install line (#38, 5)
+#
+# The lines are pasted into a shell. A `'` in --base-url, or in the path the
+# site is served from (which the page's script fills in), used to close the
+# shell quote, and the `$(...)` after it ran. Here the lines are rendered by
+# Chromium and pasted into `bash -c`, whose `python` is a stand-in recording
+# its argv, and `pwned` a command that records that it ran.
+
+HOSTILE_DIR = "a'$(pwned)'b"  # Chromium keeps both ' and $( ) raw in a URL's path
+
+FAKE_PYTHON = """#!{python}
+import json, os, sys
+with open(os.environ["ARGV_LOG"], "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+"""
+
+
+def paste(line: str, work: Path) -> tuple[list[list[str]], bool]:
+    """`line` run by bash as pasted: the argv each `python` got, and whether `pwned` ran."""
+    fake = work / "fakebin"
+    fake.mkdir(exist_ok=True)
+    (fake / "python").write_text(FAKE_PYTHON.format(python=sys.executable))
+    (fake / "pwned").write_text('#!/bin/sh\necho ran >> "$PWNED_LOG"\n')
+    for f in fake.iterdir():
+        f.chmod(0o755)
+    argv_log, pwned_log = work / "argv.log", work / "pwned.log"
+    for f in (argv_log, pwned_log):
+        f.unlink(missing_ok=True)
+    env = {"PATH": f"{fake}{os.pathsep}/usr/bin{os.pathsep}/bin", "ARGV_LOG": str(argv_log), "PWNED_LOG": str(pwned_log)}
+    subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    calls = [json.loads(x) for x in argv_log.read_text().splitlines()] if argv_log.exists() else []
+    return calls, pwned_log.exists()
+
+
+def rendered_lines(url: str, work: Path) -> dict[str, str]:
+    """column -> the install line of relu's cell, as Chromium renders the page (scripts run)."""
+    r = chromium(["--dump-dom", url], work / "profile-quote")
+    assert r.returncode == 0 and "<table" in r.stdout, r.stderr[-2000:]
+    dom = MatrixDom()
+    dom.feed(r.stdout)
+    [table] = dom.kernels.values()
+    return {column: cell["install"]["install-line"]
+            for row in table["rows"] for column, cell in zip(table["columns"], row["cells"]) if cell["class"] == "cell"}
+
+
+def assert_one_argument_each(lines: dict[str, str], base: str, work: Path) -> None:
+    assert set(lines) == {"cu130", "noarch"}, lines
+    for column, line in lines.items():
+        calls, pwned = paste(line, work)
+        assert not pwned, f"pasting the {column} line ran an injected command: {line}"
+        assert calls[0] == ["-m", "pip", "list", "--format=freeze"], calls
+        install = calls[1]
+        assert install[:5] == ["-m", "pip", "install", "-c", "torch-pin.txt"], install
+        if column == "cu130":
+            assert install[5:] == ["--index-url", f"{base}/torch2.9-cu130/simple/", "--extra-index-url", PYPI, "relu==1.0.0+torch2.9.cu130"], install
+        else:
+            [wheel] = [w.name for w in Path(work / "wheels").glob("relu-*-py3-none-any.whl")]
+            assert install[5:] == ["--index-url", PYPI, f"relu @ {base}/files/{wheel.replace('+', '%2B')}"], install
+
+
+@needs_chromium
+def test_a_quote_in_the_served_path_stays_inside_the_pasted_line(kwheel_bin, dist, tmp_path, serve):
+    (tmp_path / "wheels").mkdir()
+    for w in dist.glob("relu-*.whl"):
+        shutil.copy(w, tmp_path / "wheels")
+    root = tmp_path / "served"
+    site = root / HOSTILE_DIR / "site"
+    site.parent.mkdir(parents=True)
+    r = kwheel(kwheel_bin, "index", tmp_path / "wheels", "--out", site)
+    assert r.returncode == 0, r.stderr
+    base = f"{serve(root)}/{HOSTILE_DIR}/site"
+    assert_one_argument_each(rendered_lines(f"{base}/kernels/relu.html", tmp_path), base, tmp_path)
+
+
+@needs_chromium
+def test_a_quote_in_the_base_url_stays_inside_the_pasted_line(kwheel_bin, dist, tmp_path):
+    (tmp_path / "wheels").mkdir()
+    for w in dist.glob("relu-*.whl"):
+        shutil.copy(w, tmp_path / "wheels")
+    base = f"https://kernels.example.org/{HOSTILE_DIR}/site"
+    site = tmp_path / "site"
+    r = kwheel(kwheel_bin, "index", tmp_path / "wheels", "--out", site, "--base-url", base + "/")
+    assert r.returncode == 0, r.stderr
+    assert_one_argument_each(rendered_lines((site / "kernels" / "relu.html").as_uri(), tmp_path), base, tmp_path)
+
+
+@pytest.mark.parametrize("option", ["--base-url", "--deps-index-url"])
+@pytest.mark.parametrize("bad", ["https://h/a\nb/", "https://h/a\rb/", "https://h/\x1b[201~/", "https://h/\u0085/", "https://h/a b/"],
+                         ids=["newline", "cr", "esc", "c1", "space"])
+def test_a_url_no_pasted_line_can_hold_is_refused_naming_it(kwheel_bin, dist, tmp_path, option, bad):
+    site = tmp_path / "site"
+    r = kwheel(kwheel_bin, "index", next(dist.glob("relu-*.whl")), "--out", site, option, bad)
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith(f"kwheel: error: {option} holds ") and "percent-encode" in line, line
+    assert not site.exists()
+
+
 # --------------------------------------------------------------------------- signatures on the pages and the console (#37, 7)
 
 sys.path.insert(0, str(ROOT / "tests" / "sigstore"))

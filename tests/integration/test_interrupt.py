@@ -165,3 +165,121 @@ def test_a_build_in_another_pid_namespace_survives_a_build_here(tmp_path):
     built = {k: v for k, v in hashes(out).items() if not k.startswith("othername-")}
     assert built == hashes(tmp_path / "reference") and len(built) == 2
     assert temps(out) == []
+
+
+# --------------------------------------------------------------------------- the sweep deletes only what kwheel made (#38, 3)
+#
+# The sweep used to remove any entry whose name merely contained
+# "kwheel-<letters>-<16 hex>-", lock or no lock, whatever it was and whoever
+# owned it, in build's -o even when the build wrote nothing. Look-alikes of
+# every shape are laid out in the -o directory, its parent and $TMPDIR; after
+# each command every one of them is as it was, while scratch exactly as a
+# killed kwheel leaves it (its entries and an unheld, empty owner lock) is
+# swept from the directory the command writes into.
+
+LOOKALIKE_TOKEN = "3af4e79c0ffee123"  # has a dead owner lock: only its genuine scratch may go
+NOLOCK_TOKEN = "0123456789abcdef"     # no lock file at all: nothing proves it kwheel's
+OTHER_UID = 4242
+
+
+def lay_out_lookalikes(d: Path, elsewhere: Path) -> list[Path]:
+    """Everything that must survive in `d`; returns the paths."""
+    d.mkdir(parents=True, exist_ok=True)
+    t, n = LOOKALIKE_TOKEN, NOLOCK_TOKEN
+    made = []
+
+    def file(name: str, text: str = "user data\n") -> None:
+        (d / name).write_text(text)
+        made.append(d / name)
+
+    def directory(name: str) -> None:
+        (d / name).mkdir()
+        (d / name / "inside.txt").write_text("user data\n")
+        made.append(d / name)
+
+    def symlink(name: str, target: Path) -> None:
+        (d / name).symlink_to(target)
+        made.append(d / name)
+
+    (d / f".kwheel-owner-{t}").write_bytes(b"")  # dead: its genuine scratch goes, with it
+    file(f"ci-kwheel-build-{t}-log.txt")           # the probe's name
+    file(f"kwheel-build-{t}-log.txt")
+    file(f".x.whl.kwheel-tmp-{t}-0.bak")
+    file(f"notes-.kwheel-owner-{t}")
+    directory(f"kwheel-validate-{t}-notes")
+    directory(f"kwheel-build-{t}-")
+    directory(f"kwheel-validate-{n}-AbCdEf")       # exact names, but no owner lock
+    file(f".a.whl.kwheel-tmp-{n}-0")
+    target = elsewhere / d.name
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "precious.txt").write_text("user data\n")
+    symlink(f"kwheel-validate-{t}-SyMlNk", target)   # exact names under the dead token, but not what kwheel makes there
+    symlink(f".b.whl.kwheel-tmp-{t}-7", target / "precious.txt")
+    directory(f".c.whl.kwheel-tmp-{t}-8")
+    file(f"kwheel-inspect-{t}-FiLe12")
+    if os.geteuid() == 0:  # another user's scratch, under the dead token and under a lock of theirs
+        file(f".d.whl.kwheel-tmp-{t}-9")
+        os.lchown(d / f".d.whl.kwheel-tmp-{t}-9", OTHER_UID, OTHER_UID)
+        other = "fedcba9876543210"
+        (d / f".kwheel-owner-{other}").write_bytes(b"")
+        os.lchown(d / f".kwheel-owner-{other}", OTHER_UID, OTHER_UID)
+        made.append(d / f".kwheel-owner-{other}")
+        file(f".e.whl.kwheel-tmp-{other}-0")
+        os.lchown(d / f".e.whl.kwheel-tmp-{other}-0", OTHER_UID, OTHER_UID)
+    return made
+
+
+def genuine_stale(d: Path) -> list[Path]:
+    """Exactly what a SIGKILLed kwheel leaves under the dead token: a partial wheel, libzip's
+    temp beside it, an index's scratch site."""
+    t = LOOKALIKE_TOKEN
+    paths = [d / f".w-1.0-py3-none-any.whl.kwheel-tmp-{t}-0", d / f".w-1.0-py3-none-any.whl.kwheel-tmp-{t}-0.Ab12Cd",
+             d / f".site.kwheel-new-{t}-Xy98Zw"]
+    paths[0].write_bytes(b"partial")
+    paths[1].write_bytes(b"libzip's")
+    paths[2].mkdir()
+    (paths[2] / "index.html").write_text("half a site")
+    return paths
+
+
+def snapshot(paths: list[Path]) -> dict:
+    """Each path as it is: type, owner, and content or link target, recursively."""
+    def one(p: Path):
+        st = p.lstat()
+        if p.is_symlink():
+            return ("link", st.st_uid, os.readlink(p))
+        if p.is_dir():
+            return ("dir", st.st_uid, {c.name: one(c) for c in sorted(p.iterdir())})
+        return ("file", st.st_uid, p.read_bytes())
+    return {str(p): one(p) if os.path.lexists(p) else None for p in paths}
+
+
+@pytest.mark.parametrize("command", ["build", "build-writing-nothing", "index", "pin"])
+def test_the_sweep_touches_nothing_kwheel_did_not_make(tmp_path, command):
+    repo = make_repo(tmp_path / "repo", mib=0)  # small and not a "bomb" to index's reader
+    wheels = tmp_path / "wheels"
+    assert build(repo, wheels).returncode == 0
+    parent, tmpdir, elsewhere = tmp_path / "parent", tmp_path / "tmp", tmp_path / "elsewhere"
+    out = parent / "out"
+    if command == "build-writing-nothing":  # its wheels are there and up to date: the build writes nothing
+        assert build(repo, out).returncode == 0
+    kept = [p for d in (parent, out, tmpdir) for p in lay_out_lookalikes(d, elsewhere)]
+    kept += [elsewhere]
+    stale = genuine_stale(out)
+    before = snapshot(kept + stale)
+
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    argv = {"build": ["build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out)],
+            "build-writing-nothing": ["build", str(repo), "--version", "0.1.0", "--name", "img2gray", "-o", str(out)],
+            "index": ["index", str(wheels), "-o", str(out / "site")],
+            "pin": ["pin", str(wheels), "--torch", "2.7", "--cuda", "12.6", "-o", str(out / "requirements.txt")]}[command]
+    r = subprocess.run([KWHEEL, *argv, "-q"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+
+    after = snapshot(kept + stale)
+    assert {p: after[p] for p in map(str, kept)} == {p: before[p] for p in map(str, kept)}
+    if command == "build-writing-nothing":  # nothing written in -o, so nothing swept there
+        assert after == before
+    else:
+        assert [p for p in stale if os.path.lexists(p)] == [], "a dead kwheel's scratch is still swept"
+        assert not (out / f".kwheel-owner-{LOOKALIKE_TOKEN}").exists()

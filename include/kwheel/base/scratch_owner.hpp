@@ -37,12 +37,34 @@ class OwnerLease {
   std::shared_ptr<OwnerLock> lock_;
 };
 
+// What a scratch name says, read against the whole name: whose it is, and
+// what kwheel made under that name. The grammar is exactly the names kwheel
+// makes (T: the 16 lower-case hex digits of a token; K: [a-z]+(-[a-z]+)*;
+// R: the 6 letters or digits mkdtemp and libzip draw):
+//   .kwheel-owner-T                      the owner lock             (file)
+//   kwheel-K-T-R                         TempDir in $TMPDIR         (directory)
+//   .LEAF.kwheel-K-T-R[.old]             TempDir::beside            (directory)
+//   .LEAF.kwheel-tmp-T-N[.R]             TempPath, libzip's temp    (file)
+// A name that merely contains "kwheel-K-T-" (a user's
+// "ci-kwheel-build-3af4e79c0ffee123-log.txt") is not one of ours.
+struct ScratchName {
+  std::string token;
+  bool lock = false;       // the owner lock file itself
+  bool may_be_file = false;
+  bool may_be_directory = false;
+};
+std::optional<ScratchName> parse_scratch_name(std::string_view name);
+
 // The owner token in a scratch name, if the name is one of ours.
 std::optional<std::string> scratch_token(std::string_view name);
 
-// Removes, in `dir`, the scratch entries (files or whole directories) and
-// lock files of owners that no longer hold their lock. Entries it cannot
-// prove dead (lock held, or unreadable) are left alone. Never throws.
+// Removes, in `dir`, what a dead kwheel process provably left: an entry is
+// removed only when its whole name is one of ours (parse_scratch_name), it
+// is of the type kwheel made under that name (never a symlink), it belongs
+// to this process's uid, and its owner's lock file -- the marker kwheel
+// writes before any scratch of that token -- is there (a regular file of
+// this uid) and held by no one. Everything else is left alone, and so is
+// anything it cannot stat or lock. Never throws.
 void sweep_stale_scratch(const std::filesystem::path& dir);
 
 }  // namespace kwheel

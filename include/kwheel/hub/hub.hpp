@@ -67,9 +67,16 @@ class HubClient {
   // Offline: the files of build/ at a commit, from the cache alone.
   std::vector<RepoFile> cached_files(const std::string& commit);
 
-  // Whether the Hub marks the organisation `org` trustedKernelPublisher
-  // (GET /api/organizations/{org}/overview); a Hub error is an Error.
-  bool trusted_publisher(const std::string& org);
+  // What the Hub says of the organisation `org`
+  // (GET /api/organizations/{org}/overview, huggingface_hub's
+  // get_organization_overview): trustedKernelPublisher or not, or a 404,
+  // which that call documents as "no such organization" -- but which a
+  // wrong endpoint path gives too, so the caller must still learn whether a
+  // Hub answered at all. Every other outcome is an Error that names the
+  // request and its status: auth when the token is refused or required
+  // (401, 403), network otherwise (no connection, TLS, 5xx, not JSON).
+  enum class PublisherAnswer { trusted, not_trusted, no_such_organization };
+  PublisherAnswer publisher_overview(const std::string& org);
 
   const std::string& repo_id() const { return repo_id_; }
   const HubConfig& config() const { return config_; }
@@ -84,6 +91,7 @@ class HubClient {
  private:
   nlohmann::json get_json(const std::string& url, const std::string& what);
   [[noreturn]] void throw_for(const HttpResponse& r, const std::string& what);
+  std::string error_message(const HttpResponse& r) const;  // the Hub's own words for a failed request, redacted
   [[noreturn]] void throw_for_history(const HttpResponse& r, const std::string& what, const std::string& commit);
   Resolution resolve_offline(const std::optional<std::string>& revision, const std::optional<std::string>& version_spec);
   std::string api_base() const;      // endpoint/api/{models|kernels}/org/name

@@ -6,7 +6,9 @@
 // (GET /api/organizations/{org}/overview), or when the user opted in: to
 // every repo (--trust-remote-code, kernels' trust_remote_code=True) or to
 // named repos (--trust-repo, kernels' allowlist). An answer that cannot be
-// had or read refuses the repo, as in kernels. Offline the Hub cannot be
+// had or read refuses the repo, as in kernels, but as what it is (a refused
+// token, an unreachable Hub, an endpoint that is no Hub), never as an
+// untrusted publisher whose fix is to trust it. Offline the Hub cannot be
 // asked: kernels then warns and goes on from the cache, and so does kwheel,
 // saying so in the decision.
 #include <functional>
@@ -43,10 +45,13 @@ const char* basis_name(TrustDecision::Basis basis);
 void check_trust_policy(const TrustPolicy& policy);
 
 // The decision for the client's repo, asking the Hub only where no opt-in
-// decides it. A refusal is an Error(policy, Reason::untrusted_publisher)
-// naming the org and both opt-ins; a Hub that cannot answer is refused the
-// same way, naming why (keeping Error(network) or Error(auth) when the
-// network failed or the token was refused). `warn`
+// decides it. When the Hub answers that the org is not trusted, or is no
+// organization (a 404, confirmed to be the Hub's by listing the repo's
+// refs), the refusal is an Error(policy, Reason::untrusted_publisher)
+// naming the org and both opt-ins. Otherwise the cause comes first and the
+// opt-ins are not offered: Error(auth) for a refused token, Error(network)
+// for a Hub that cannot be reached or an endpoint where none answers, the
+// repo's own not-found error when neither org nor repo exists. `warn`
 // hears the offline warning.
 TrustDecision check_publisher_trust(HubClient& hub, const TrustPolicy& policy, const std::function<void(const std::string&)>& warn);
 

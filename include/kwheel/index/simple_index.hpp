@@ -101,4 +101,13 @@ struct SiteReport {
 // since it was indexed, and a non-empty SITE that kwheel did not write.
 SiteReport build_site(const std::vector<std::filesystem::path>& wheels, const SiteOptions& options);
 
+// Refuses (Error(usage), naming `option` and the fix) a URL the kernel
+// pages cannot put into a pasted install line as one shell word: a control
+// character (C0, DEL, C1) or bytes that are not UTF-8 -- a newline ends the
+// pasted command half-way, and ESC or a C1 byte starts a terminal sequence
+// (one ends bracketed paste), so no quoting protects them -- and spaces,
+// which no URL holds (RFC 3986) and pip would take as two. Everything else
+// ('"$`;&|) is quoted, in the page and in the page's script alike.
+void check_page_url(const std::string& option, const std::string& url);
+
 }  // namespace kwheel

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -89,9 +90,11 @@ std::vector<fs::path> other_spellings(const fs::path& dir, const fs::path& link)
 
 TEST(ScratchToken, ReadsOnlyOurNames) {
   EXPECT_EQ(scratch_token(".a.whl.kwheel-tmp-0123456789abcdef-7"), "0123456789abcdef");
+  EXPECT_EQ(scratch_token(".a.whl.kwheel-tmp-0123456789abcdef-7.Xy12Zz"), "0123456789abcdef");  // libzip's
   EXPECT_EQ(scratch_token(".site.kwheel-new-fedcba9876543210-Ab12Cd"), "fedcba9876543210");
   EXPECT_EQ(scratch_token(".site.kwheel-new-fedcba9876543210-Ab12Cd.old"), "fedcba9876543210");
   EXPECT_EQ(scratch_token("kwheel-validate-00000000000000ff-xYz123"), "00000000000000ff");
+  EXPECT_EQ(scratch_token("kwheel-pin-wheel-00000000000000ff-xYz123"), "00000000000000ff");
   EXPECT_EQ(scratch_token(".kwheel-owner-0123456789abcdef"), "0123456789abcdef");
   // Not ours, or not provably: PIDs (the old scheme), kept environments,
   // short or upper-case tokens, user files that merely mention kwheel.
@@ -103,15 +106,47 @@ TEST(ScratchToken, ReadsOnlyOurNames) {
   EXPECT_EQ(scratch_token(".kwheel-owner-0123456789abcdef.bak"), std::nullopt);
 }
 
+TEST(ScratchToken, TheWholeNameMustBeOneKwheelMakes) {
+  // The probe's names: each contains "kwheel-<letters>-<16 hex>-".
+  for (const char* name : {"ci-kwheel-build-3af4e79c0ffee123-log.txt", "kwheel-build-3af4e79c0ffee123-log.txt",
+                           "kwheel-build-3af4e79c0ffee123-", "kwheel-build-3af4e79c0ffee123-AbCdEf.txt",
+                           "xkwheel-build-3af4e79c0ffee123-AbCdEf", "kwheel--3af4e79c0ffee123-AbCdEf",
+                           "kwheel-Build-3af4e79c0ffee123-AbCdEf", "kwheel-build-3af4e79c0ffee123-AbCdE",
+                           ".kwheel-new-3af4e79c0ffee123-AbCdEf",             // beside, but no leaf
+                           "a.kwheel-new-3af4e79c0ffee123-AbCdEf",            // a leaf without its dot
+                           ".a.kwheel-new-3af4e79c0ffee123-AbCdEf.bak",       // only ".old" follows a swapped site
+                           ".a.kwheel-new-3af4e79c0ffee123-AbCdEf.old.old",
+                           ".a.kwheel-tmp-3af4e79c0ffee123-01",               // no counter has a leading zero
+                           ".a.kwheel-tmp-3af4e79c0ffee123-1.AbCdEfG",        // libzip draws six
+                           ".a.kwheel-tmp-3af4e79c0ffee123-1.log",
+                           ".a.kwheel-build-3af4e79c0ffee123-1",              // only TempPath counts, as "tmp"
+                           "notes-about-.kwheel-owner-3af4e79c0ffee123", ".kwheel-owner-3af4e79c0ffee12"})
+    EXPECT_EQ(scratch_token(name), std::nullopt) << name;
+}
+
+TEST(ScratchToken, EachNameSaysWhatKwheelMadeUnderIt) {
+  const auto lock = parse_scratch_name(".kwheel-owner-0123456789abcdef");
+  ASSERT_TRUE(lock);
+  EXPECT_TRUE(lock->lock && lock->may_be_file && !lock->may_be_directory);
+  const auto temp = parse_scratch_name(".a.whl.kwheel-tmp-0123456789abcdef-7");
+  ASSERT_TRUE(temp);
+  EXPECT_TRUE(temp->may_be_file && !temp->may_be_directory && !temp->lock);
+  const auto dir = parse_scratch_name("kwheel-validate-0123456789abcdef-AbCdEf");
+  ASSERT_TRUE(dir);
+  EXPECT_TRUE(dir->may_be_directory && !dir->may_be_file);
+}
+
 TEST(SweepStaleScratch, RemovesWhatDeadOwnersLeftAndKeepsTheLiving) {
   TempDir t("unit");
   const fs::path d = t.path();
   const std::string dead = "1111111111111111", gone = "2222222222222222", live = "3333333333333333";
   touch(d / (".a.whl.kwheel-tmp-" + dead + "-0"));
   touch(d / (".a.whl.kwheel-tmp-" + dead + "-0.Xy12Zz"));  // libzip's own temp beside ours
-  touch(d / (".kwheel-owner-" + dead));                    // unlocked: its process died
+  fs::create_directories(d / (".site.kwheel-new-" + dead + "-abcdef") / "files");
+  std::ofstream(d / (".kwheel-owner-" + dead));            // unlocked: its process died
+  // No lock file at all: kwheel makes one before any scratch, so this is not
+  // provably ours, whatever its name.
   fs::create_directories(d / (".site.kwheel-new-" + gone + "-abcdef") / "files");
-  touch(d / (".site.kwheel-new-" + gone + "-abcdef") / "files" / "w.whl");  // no lock file at all
   touch(d / (".b.whl.kwheel-tmp-" + live + "-3"));
   HeldLock alive(d, live);
   touch(d / "user.txt");
@@ -121,7 +156,80 @@ TEST(SweepStaleScratch, RemovesWhatDeadOwnersLeftAndKeepsTheLiving) {
 
   std::set<std::string> left;
   for (const auto& e : fs::directory_iterator(d)) left.insert(e.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{".b.whl.kwheel-tmp-" + live + "-3", ".kwheel-owner-" + live, "user.txt", ".a.whl.kwheel-tmp-12345-0"}));
+  EXPECT_EQ(left, (std::set<std::string>{".b.whl.kwheel-tmp-" + live + "-3", ".kwheel-owner-" + live, "user.txt",
+                                         ".a.whl.kwheel-tmp-12345-0", ".site.kwheel-new-" + gone + "-abcdef"}));
+}
+
+TEST(SweepStaleScratch, LeavesWhatKwheelDidNotMakeUnderADeadOwnersName) {
+  TempDir t("unit");
+  TempDir elsewhere("unit");
+  const fs::path d = t.path();
+  const std::string dead = "4444444444444444";
+  std::ofstream(d / (".kwheel-owner-" + dead));  // a dead owner: its real scratch would go
+  const fs::path target = elsewhere.path() / "precious";
+  fs::create_directories(target);
+  touch(target / "data");
+  // Named exactly like scratch, but not what kwheel makes under that name.
+  fs::create_directory_symlink(target, d / ("kwheel-validate-" + dead + "-AbCdEf"));     // a symlink to a directory
+  fs::create_symlink(target / "data", d / (".a.whl.kwheel-tmp-" + dead + "-1"));        // a symlink to a file
+  fs::create_directories(d / (".a.whl.kwheel-tmp-" + dead + "-2"));                    // a directory where a file is made
+  touch(d / ("kwheel-validate-" + dead + "-XyZ123"));                                    // a file where a directory is made
+  ::mkfifo((d / (".a.whl.kwheel-tmp-" + dead + "-3")).c_str(), 0600);                   // neither
+  touch(d / ("ci-kwheel-build-" + dead + "-log.txt"));                                   // merely contains the stem
+  fs::create_directories(d / ("kwheel-build-" + dead + "-logs"));
+  touch(d / (".a.whl.kwheel-tmp-" + dead + "-4"));                                       // genuinely stale: goes
+
+  sweep_stale_scratch(d);
+
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(d)) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"kwheel-validate-" + dead + "-AbCdEf", ".a.whl.kwheel-tmp-" + dead + "-1",
+                                         ".a.whl.kwheel-tmp-" + dead + "-2", "kwheel-validate-" + dead + "-XyZ123",
+                                         ".a.whl.kwheel-tmp-" + dead + "-3", "ci-kwheel-build-" + dead + "-log.txt",
+                                         "kwheel-build-" + dead + "-logs"}));
+  EXPECT_TRUE(fs::exists(target / "data"));
+}
+
+TEST(SweepStaleScratch, ALockFileThatIsNotOneKwheelMadeProvesNothing) {
+  TempDir t("unit");
+  TempDir elsewhere("unit");
+  const fs::path d = t.path();
+  const std::string link = "5555555555555555", full = "6666666666666666";
+  touch(elsewhere.path() / "lock");
+  fs::create_symlink(elsewhere.path() / "lock", d / (".kwheel-owner-" + link));  // kwheel's lock is never a symlink
+  touch(d / (".a.whl.kwheel-tmp-" + link + "-0"));
+  touch(d / (".kwheel-owner-" + full));  // kwheel's lock is never written to
+  touch(d / (".a.whl.kwheel-tmp-" + full + "-0"));
+
+  sweep_stale_scratch(d);
+
+  for (const std::string& token : {link, full}) {
+    EXPECT_TRUE(fs::exists(d / (".a.whl.kwheel-tmp-" + token + "-0"))) << token;
+    EXPECT_TRUE(fs::is_symlink(d / (".kwheel-owner-" + token)) || fs::exists(d / (".kwheel-owner-" + token))) << token;
+  }
+}
+
+TEST(SweepStaleScratch, AnotherUsersScratchIsLeftAlone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give files to another uid";
+  TempDir t("unit");
+  const fs::path d = t.path();
+  const std::string theirs = "7777777777777777", mine = "8888888888888888";
+  // Their lock is theirs: nothing of the token goes.
+  std::ofstream(d / (".kwheel-owner-" + theirs));
+  touch(d / (".a.whl.kwheel-tmp-" + theirs + "-0"));
+  // My dead lock, but an entry of another uid under my token.
+  std::ofstream(d / (".kwheel-owner-" + mine));
+  touch(d / (".a.whl.kwheel-tmp-" + mine + "-0"));
+  touch(d / (".a.whl.kwheel-tmp-" + mine + "-1"));
+  for (const std::string& name : {".kwheel-owner-" + theirs, ".a.whl.kwheel-tmp-" + theirs + "-0", ".a.whl.kwheel-tmp-" + mine + "-0"})
+    ASSERT_EQ(::lchown((d / name).c_str(), 4242, 4242), 0) << name;
+
+  sweep_stale_scratch(d);
+
+  EXPECT_TRUE(fs::exists(d / (".kwheel-owner-" + theirs)));
+  EXPECT_TRUE(fs::exists(d / (".a.whl.kwheel-tmp-" + theirs + "-0")));
+  EXPECT_TRUE(fs::exists(d / (".a.whl.kwheel-tmp-" + mine + "-0")));
+  EXPECT_FALSE(fs::exists(d / (".a.whl.kwheel-tmp-" + mine + "-1")));  // mine, and its owner is dead
 }
 
 TEST(OwnerLease, HoldsOneLockPerDirectoryAndRemovesItWithTheLastLease) {
@@ -173,7 +281,7 @@ TEST(TempDir, TheFirstScratchInADirectorySweepsWhatKilledRunsLeft) {
   const fs::path stale = tmpdir / "kwheel-validate-1111111111111111-AbCdEf";
   fs::create_directories(stale / "env" / "bin");
   touch(stale / "env" / "bin" / "python");
-  touch(tmpdir / ".kwheel-owner-1111111111111111");
+  std::ofstream(tmpdir / ".kwheel-owner-1111111111111111");  // empty, as kwheel leaves it
   const fs::path kept = tmpdir / "kwheel-validate-kept-AbCdEf";  // --keep-env: the user's now
   fs::create_directories(kept);
   {

@@ -83,18 +83,58 @@ TEST_F(PublisherTrust, OnlyALiteralTrueTrusts) {
   }
 }
 
-TEST_F(PublisherTrust, AnOrgTheHubDoesNotKnowCannotBeVerifiedAndIsRefused) {
-  // A user namespace has no organization overview (404), as in kernels.
+TEST_F(PublisherTrust, AUserNamespaceIsNoOrganizationAndIsRefusedWithTheOptIns) {
+  // No overview (404, huggingface_hub's "no such organization"), but the
+  // repo is listed: a Hub answered, and the namespace is not an organization.
+  hub_->on(kTrustHub + "/api/kernels/acme/relu/refs", {ok(R"({"branches": [], "tags": []})")});
   const Error e = refusal();
   EXPECT_EQ(e.kind(), ErrorKind::policy);
-  EXPECT_NE(std::string(e.what()).find("could not verify"), std::string::npos) << e.what();
+  EXPECT_EQ(e.reason(), Reason::untrusted_publisher);
+  const std::string what = e.what();
+  EXPECT_NE(what.find("has no organization 'acme'"), std::string::npos) << what;
+  EXPECT_NE(what.find("--trust-repo acme/relu"), std::string::npos) << what;
+}
+
+TEST_F(PublisherTrust, A404WhereNoHubAnswersIsTheEndpointNotTheOrg) {
+  // Neither the overview nor the repo's refs (as a kernel or a model repo)
+  // are there, and no answer carries the Hub's error code: a wrong path.
+  const Error e = refusal();
+  EXPECT_EQ(e.kind(), ErrorKind::network);
+  const std::string what = e.what();
+  EXPECT_TRUE(what.starts_with("the endpoint " + kTrustHub + " does not answer as a Hugging Face Hub")) << what;
+  EXPECT_EQ(what.find("--trust"), std::string::npos) << what;
+}
+
+TEST_F(PublisherTrust, NeitherOrgNorRepoIsRepoNotFound) {
+  kwheel::testing::FakeAnswer missing;
+  missing.status = 404;
+  missing.headers["x-error-code"] = "RepoNotFound";
+  hub_->on(kTrustHub + "/api/kernels/acme/relu/refs", {missing});
+  hub_->on(kTrustHub + "/api/models/acme/relu/refs", {missing});
+  const Error e = refusal();
+  EXPECT_EQ(e.kind(), ErrorKind::not_found);
+  EXPECT_EQ(e.reason(), Reason::repo_not_found);
+  EXPECT_EQ(std::string(e.what()).find("--trust"), std::string::npos) << e.what();
 }
 
 TEST_F(PublisherTrust, AHubThatCannotBeReachedRefusesAsANetworkError) {
   hub_->on(kTrustOverview, {dropped()});
   const Error e = refusal();
   EXPECT_EQ(e.kind(), ErrorKind::network);
-  EXPECT_EQ(e.reason(), Reason::untrusted_publisher);
+  EXPECT_TRUE(std::string(e.what()).starts_with("cannot reach the Hub at " + kTrustHub)) << e.what();
+  EXPECT_EQ(std::string(e.what()).find("--trust"), std::string::npos) << e.what();
+}
+
+TEST_F(PublisherTrust, AServerErrorNamesTheRequestAndItsStatus) {
+  kwheel::testing::FakeAnswer down;
+  down.status = 503;
+  hub_->on(kTrustOverview, {down});
+  const Error e = refusal();
+  EXPECT_EQ(e.kind(), ErrorKind::network);
+  // Retried, as every Hub request is, then named with its last status.
+  EXPECT_TRUE(std::string(e.what()).starts_with("cannot reach the Hub at " + kTrustHub)) << e.what();
+  EXPECT_NE(std::string(e.what()).find(kTrustOverview + " after 5 attempts: HTTP 503"), std::string::npos) << e.what();
+  EXPECT_EQ(std::string(e.what()).find("--trust"), std::string::npos) << e.what();
 }
 
 TEST_F(PublisherTrust, OptInsDecideWithoutAskingTheHub) {
@@ -131,12 +171,15 @@ TEST(TrustPolicyCheck, ATrustedRepoMustBeARepoId) {
   check_trust_policy(p);
 }
 
-TEST_F(PublisherTrust, ARefusedTokenStaysAnAuthenticationError) {
+TEST_F(PublisherTrust, ARefusedTokenIsAnAuthenticationErrorWithoutTheOptIns) {
   kwheel::testing::FakeAnswer refused;
   refused.status = 401;
   refused.headers["x-error-message"] = "Invalid credentials in Authorization header";
   hub_->on(kTrustOverview, {refused});
   const Error e = refusal();
   EXPECT_EQ(e.kind(), ErrorKind::auth);
-  EXPECT_NE(std::string(e.what()).find("rejected the token"), std::string::npos) << e.what();
+  const std::string what = e.what();
+  EXPECT_TRUE(what.starts_with("GET " + kTrustOverview + " answered HTTP 401 (Invalid credentials in Authorization header)")) << what;
+  EXPECT_NE(what.find("rejected the token"), std::string::npos) << what;
+  EXPECT_EQ(what.find("--trust"), std::string::npos) << what;
 }

@@ -157,11 +157,13 @@ TEST(MatrixPage, KernelPageCellsShowTheirIndexAnInstallLineAndTheHubCommit) {
   EXPECT_NE(html.find("Index: <code class=\"index-url\"><span data-href=\"../torch2.7-cu126/simple/\">../torch2.7-cu126/simple/</span></code>"),
             std::string::npos) << html;
   EXPECT_NE(html.find("python -m pip list --format=freeze | grep -i &#x27;^torch==&#x27; &gt; torch-pin.txt; python -m pip install -c torch-pin.txt "
-                      "--index-url &#x27;<span data-href=\"../torch2.7-cu126/simple/\">../torch2.7-cu126/simple/</span>&#x27; "
+                      "--index-url <span data-href=\"../torch2.7-cu126/simple/\" data-shell-prefix=\"\">&#x27;../torch2.7-cu126/simple/&#x27;</span> "
                       "--extra-index-url &#x27;https://mirror.example/simple/&#x27; &#x27;img2gray==2.3+torch2.7.cu126&#x27;</code>"),
             std::string::npos) << html;
   // torch-universal: the file itself.
-  EXPECT_NE(html.find("--index-url &#x27;https://mirror.example/simple/&#x27; &#x27;img2gray @ <span data-href=\"../files/img2gray-2.3-py3-none-any.whl\">"),
+  // Each URL word is quoted whole, by the page's script once the URL is absolute (it may hold a quote).
+  EXPECT_NE(html.find("--index-url &#x27;https://mirror.example/simple/&#x27; <span data-href=\"../files/img2gray-2.3-py3-none-any.whl\" "
+                      "data-shell-prefix=\"img2gray @ \">&#x27;img2gray @ ../files/img2gray-2.3-py3-none-any.whl&#x27;</span>"),
             std::string::npos) << html;
   EXPECT_EQ(count(html, "<script>"), 1u);
 }
