@@ -64,6 +64,8 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     env.update(HOME=str(home), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1",
                PIP_NO_CACHE_DIR="1", PIP_NO_INPUT="1", UV_NO_CONFIG="1", NO_PROXY="127.0.0.1,localhost",
                no_proxy="127.0.0.1,localhost")
+    # The user's uv (pin resolves the kernel's einops with it): the tools venv's 0.13.9, as KWHEEL_UV.
+    env["KWHEEL_UV"] = str(Path(sys.executable).parent / "uv")
     env.update(extra)
     return env
 
