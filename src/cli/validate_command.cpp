@@ -84,8 +84,7 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel validate dist --python /opt/venv/bin/python    # that interpreter's torch decides which wheels can run",
                      "kwheel validate dist --python /opt/venv/bin/python --index-url https://pypi.example.com/simple/   # einops & co. from there",
-                     "kwheel validate dist/img2gray-*.whl --device cpu",
-                     "kwheel validate dist --python /opt/venv/bin/python --json > report.json"});
+                     "kwheel validate dist/img2gray-*.whl --device cpu --json > report.json"});
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
     if (!args->index_url.empty()) {

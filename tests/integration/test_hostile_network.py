@@ -197,8 +197,8 @@ HOSTILE_JSON = {
     # empty pages, forever
     "tree-empty-pages": (dict(tree=HS.tree_pages(0)), "past 1000 pages"),
     # the publisher's overview, asked before anything else: refused, not trusted
-    "overview-deep": (dict(overview=lambda h: h.send_bytes(HS.deep(4_000_000))), "could not verify whether its publisher"),
-    "overview-endless": (dict(overview=lambda h: h.endless()), "could not verify whether its publisher"),
+    "overview-deep": (dict(overview=lambda h: h.send_bytes(HS.deep(4_000_000))), "/api/organizations/org/overview"),
+    "overview-endless": (dict(overview=lambda h: h.endless()), "/api/organizations/org/overview"),
 }
 
 

@@ -268,7 +268,7 @@ def test_lock_to_pinned_requirements(hub, store, env, tmp_path, fmt):
     run = H.kwheel("build", "--lock", lock, "-o", out, env=env)
     assert run.returncode == 0, str(run)
     assert [k["source"]["commit"] for k in run.json["kernels"]] == [v1, nested]
-    pin = H.kwheel("pin", out, "--lock", lock, "--torch", "2.7", "--cpu", env=env, json_out=False)
+    pin = H.kwheel("pin", "--no-deps", out, "--lock", lock, "--torch", "2.7", "--cpu", env=env, json_out=False)
     assert pin.returncode == 0, str(pin)
     req = tmp_path / "requirements.txt"
     req.write_text(pin.stdout)
@@ -307,7 +307,7 @@ def pin_over_http(site: Path, seen: list[str], *args, env):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     index = f"http://127.0.0.1:{server.server_address[1]}/simple/"
     try:
-        return index, H.kwheel("pin", index, *args, env=env)
+        return index, H.kwheel("pin", "--no-deps", index, *args, env=env)
     finally:
         server.shutdown()
         server.server_close()
@@ -514,16 +514,16 @@ def test_pin_of_several_kernels_is_one_requirements_file(hub, store, env, tmp_pa
     built(H.kwheel("build", RELU, "--version", "2", "-o", out, env=env))
     built(H.kwheel("build", NESTED, "-o", out, env=env))
     # nested-relu has only torch-cpu, which kernels does not load on a CUDA torch: the target is CPU here.
-    pin = H.kwheel("pin", out, "--torch", "2.7", "--cpu", env=env, json_out=False)
+    pin = H.kwheel("pin", "--no-deps", out, "--torch", "2.7", "--cpu", env=env, json_out=False)
     assert pin.returncode == 0, str(pin)
     reqs = [line for line in pin.stdout.splitlines() if line and not line.startswith("#")]
     assert sorted(line.split("==")[0] for line in reqs) == ["my-relu", "nested-relu"] and all("--hash=sha256:" in line for line in reqs), pin.stdout
     relu = next(line for line in reqs if line.startswith("my-relu=="))
     assert relu.split()[0].endswith("+torch.cpu")
     # For a CUDA target my-relu gets its CUDA build, and nested-relu, with nothing that fits, fails the file (#37, 6).
-    cuda = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", "--name", "my-relu", env=env, json_out=False)
+    cuda = H.kwheel("pin", "--no-deps", out, "--torch", "2.7", "--cuda", "12.6", "--name", "my-relu", env=env, json_out=False)
     assert cuda.returncode == 0 and cuda.stdout.splitlines()[-1].split()[0].endswith("+torch2.7.cu126"), str(cuda)
-    cuda = H.kwheel("pin", out, "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
+    cuda = H.kwheel("pin", "--no-deps", out, "--torch", "2.7", "--cuda", "12.6", env=env, json_out=False)
     assert cuda.returncode == 5 and "project 'nested-relu'" in cuda.stderr and cuda.stdout == "", str(cuda)
     assert "backend (cpu) does not match system backend (cuda) and is not universal" in cuda.stderr, str(cuda)
     req = tmp_path / "requirements.txt"
@@ -534,19 +534,19 @@ def test_pin_of_several_kernels_is_one_requirements_file(hub, store, env, tmp_pa
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "t").iterdir() if not p.name.endswith(".dist-info")) == ["my_relu", "nested_relu"]
     # --json: one entry per kernel; --name: that kernel alone, as before.
-    j = H.kwheel("pin", out, "--torch", "2.7", "--cpu", env=env)
+    j = H.kwheel("pin", "--no-deps", out, "--torch", "2.7", "--cpu", env=env)
     assert j.returncode == 0 and [k["project"] for k in j.json["kernels"]] == ["my-relu", "nested-relu"], str(j)
-    one = H.kwheel("pin", out, "--torch", "2.7", "--cpu", "--name", "nested-relu", env=env, json_out=False)
+    one = H.kwheel("pin", "--no-deps", out, "--torch", "2.7", "--cpu", "--name", "nested-relu", env=env, json_out=False)
     assert one.returncode == 0 and [line.split("==")[0] for line in one.stdout.splitlines() if line and not line.startswith("#")] == ["nested-relu"]
     # The same from the site's flat index: one --index-url line, both kernels.
     site = tmp_path / "site"
     assert H.kwheel("index", out, "--out", site, env=env).returncode == 0
-    idx = H.kwheel("pin", (site / "simple").as_uri(), "--torch", "2.7", "--cpu", env=env, json_out=False)
+    idx = H.kwheel("pin", "--no-deps", (site / "simple").as_uri(), "--torch", "2.7", "--cpu", env=env, json_out=False)
     assert idx.returncode == 0, str(idx)
     assert [line for line in idx.stdout.splitlines() if line.startswith("--index-url")] == [f"--index-url {(site / 'simple').as_uri()}/"]
     assert sorted(line.split("==")[0] for line in idx.stdout.splitlines() if "==" in line and not line.startswith("#")) == ["my-relu", "nested-relu"]
     # A kernel with no fitting build (nested-relu has no 2.x) fails the whole file, naming it; nothing is printed.
-    none = H.kwheel("pin", out, "--torch", "2.7", "--cpu", "--version", ">=2,<3", env=env, json_out=False)
+    none = H.kwheel("pin", "--no-deps", out, "--torch", "2.7", "--cpu", "--version", ">=2,<3", env=env, json_out=False)
     assert none.returncode == 5 and "project 'nested-relu'" in none.stderr and "--name" in none.stderr and none.stdout == "", str(none)
 
 
