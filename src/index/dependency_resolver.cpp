@@ -170,7 +170,9 @@ void write_scratch(const fs::path& p, const std::string& text) {
 std::string run_uv(std::vector<std::string> argv, const ProcessOptions& env) {
   const ProcessResult r = run_process(argv, env);
   if (r.timed_out) throw Error(ErrorKind::network, "uv pip compile timed out after " + std::to_string(env.timeout.count()) + " s resolving the kernels' dependencies");
-  if (r.exit_code != 0) throw Error(ErrorKind::not_found, "uv could not resolve the kernels' dependencies: " + uv_message_line(r.err));
+  if (r.exit_code != 0)
+    throw Error(ErrorKind::not_found, "uv could not resolve the kernels' dependencies: " + uv_message_line(r.err) +
+                                          "; serve what it names from the kernels' index or pass --deps-index-url URL (or --no-deps to pin the kernels alone)");
   return r.out;
 }
 
