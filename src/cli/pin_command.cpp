@@ -113,8 +113,7 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel pin dist --python /opt/venv/bin/python -o requirements.txt   # that interpreter's torch and CUDA decide",
                      "kwheel pin https://pypi.internal/simple/ --cert team-ca.pem --torch 2.9 --cuda 12.8 > requirements.txt   # password: ~/.netrc, keyring or user:pw@",
-                     "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o requirements.txt",
-                     "kwheel pin https://pypi.internal/simple/ --python /opt/venv/bin/python -o pylock.toml   # PEP 751, dependencies by uv"});
+                     "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o pylock.toml   # PEP 751, dependencies by uv"});
   sub->callback([a, out_file, old_name, &out, &exit_code] {
     check_pin_args(*a, out_file->count() && old_name->count());
     PinRequest req;
