@@ -1,8 +1,11 @@
 #include "kwheel/packaging/wheel_filename.hpp"
 
+#include <cctype>
+
 #include "kwheel/base/error.hpp"
-#include "kwheel/packaging/pep440.hpp"
 #include "kwheel/base/text.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/wheel_variant.hpp"
 
 namespace kwheel {
 
@@ -14,7 +17,39 @@ std::vector<std::string> WheelFilename::tags() const {
   return out;
 }
 
-WheelFilename parse_wheel_filename(const std::string& filename) {
+namespace {
+
+bool starts_with_digit(const std::string& s) { return !s.empty() && std::isdigit(static_cast<unsigned char>(s.front())); }
+
+// Where the parts of a 5-7 part stem go: PEP 825's rule (a build tag starts
+// with a digit, a Python tag must not), as uv's WheelFilename::parse.
+struct WheelLayout {
+  bool build = false;
+  bool label = false;
+};
+
+WheelLayout wheel_layout(const std::vector<std::string>& parts) {
+  if (parts.size() == 7) return {true, true};
+  if (parts.size() == 6) return starts_with_digit(parts[2]) ? WheelLayout{true, false} : WheelLayout{false, true};
+  return {};
+}
+
+// Before PEP 825 a sixth part was a build tag, and seven were too many: the
+// same messages, and what the name reads as today when it is a valid
+// variant wheel name.
+std::string unaccepted_label(const std::string& filename, const std::vector<std::string>& parts) {
+  std::string why = parts.size() == 7 ? "expected name-version[-build]-python-abi-platform" : "build tag must start with a digit";
+  try {
+    const WheelFilename w = parse_wheel_filename(filename, VariantLabels::accept);
+    why += " (read per PEP 825 it is a variant wheel, label '" + *w.variant + "', which is not taken here)";
+  } catch (const Error&) {
+  }
+  return why;
+}
+
+}  // namespace
+
+WheelFilename parse_wheel_filename(const std::string& filename, VariantLabels labels) {
   auto fail = [&](const std::string& why) {
     return Error(ErrorKind::input, "'" + filename + "' is not a valid wheel filename: " + why);
   };
@@ -24,24 +59,39 @@ WheelFilename parse_wheel_filename(const std::string& filename) {
   if (filename.size() > 255)
     throw Error(ErrorKind::input, "'" + filename.substr(0, 60) + "...' is not a valid wheel filename: longer than 255 bytes");
   auto parts = split(filename.substr(0, filename.size() - 4), '-');
-  if (parts.size() != 5 && parts.size() != 6) throw fail("expected name-version[-build]-python-abi-platform");
+  const bool accept = labels == VariantLabels::accept;
+  if (parts.size() < 5 || parts.size() > 7)
+    throw fail(accept ? "expected name-version[-build]-python-abi-platform[-label]" : "expected name-version[-build]-python-abi-platform");
   for (const auto& p : parts)
     if (p.empty()) throw fail("empty component");
+  const WheelLayout layout = wheel_layout(parts);
+  if (layout.label && !accept) throw fail(unaccepted_label(filename, parts));
   WheelFilename w;
   w.name = parts[0];
   w.version = parts[1];
   if (!is_valid_name(w.name)) throw fail("bad distribution name '" + w.name + "'");
   if (!Version::try_parse(w.version)) throw fail("'" + w.version + "' is not a PEP 440 version");
   size_t i = 2;
-  if (parts.size() == 6) {
-    w.build = parts[2];
-    if (!std::isdigit(static_cast<unsigned char>(w.build->front()))) throw fail("build tag must start with a digit");
-    i = 3;
+  if (layout.build) {
+    w.build = parts[i++];
+    if (!starts_with_digit(*w.build)) throw fail("build tag must start with a digit");
   }
+  if (accept && starts_with_digit(parts[i])) throw fail("the Python tag must not start with a digit (PEP 825)");
   w.python = split(parts[i], '.');
   w.abi = split(parts[i + 1], '.');
   w.platform = split(parts[i + 2], '.');
+  if (layout.label) {
+    w.variant = parts.back();
+    if (!is_variant_label(*w.variant)) throw fail("variant label '" + *w.variant + "' is not ^[0-9a-z_.]+$ (PEP 825)");
+  }
   return w;
+}
+
+std::string variants_json_filename(std::string_view name, std::string_view version) {
+  if (!is_valid_name(name)) throw Error(ErrorKind::input, "'" + std::string(name) + "' is not a valid distribution name");
+  // PEP 440 normal form, its local label lower-cased too (uv's Version
+  // Display does).
+  return wheel_name_component(name) + "-" + ascii_lower(Version::parse(version).str()) + "-variants.json";
 }
 
 }  // namespace kwheel

@@ -1,4 +1,4 @@
-// PEP 825 variant labels and variant metadata.
+// PEP 825 variant labels, variant wheel filenames and variant metadata.
 // Expected values are uv 0.13.9's (the source at /tmp/uvsrc/uv-0.13.9 when
 // these were written) or PEP 825's own examples; each case names its
 // source: "wheel.rs" is crates/uv-distribution-filename/src/wheel.rs,
@@ -15,6 +15,7 @@
 
 #include "error_support.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
 
 namespace kwheel {
 namespace {
@@ -40,6 +41,100 @@ TEST(VariantGrammar, Pep825Rules) {
   EXPECT_FALSE(is_variant_value("v 3"));  // reject_invalid_variant_value
   EXPECT_FALSE(is_variant_value(""));
   EXPECT_EQ(kNullVariantLabel, "null");
+}
+
+// --------------------------------------------------------------------------- filenames
+
+TEST(VariantWheelFilename, Pep825Examples) {
+  // PEP 825 "Variant label" examples.
+  const WheelFilename w = parse_wheel_filename("numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64-x86_64_v3.whl", VariantLabels::accept);
+  EXPECT_EQ(w.name, "numpy");
+  EXPECT_EQ(w.version, "2.3.2");
+  EXPECT_FALSE(w.build);
+  EXPECT_EQ(w.tags(), std::vector<std::string>{"cp313-cp313t-musllinux_1_2_x86_64"});
+  EXPECT_EQ(w.variant, std::optional<std::string>("x86_64_v3"));
+  EXPECT_EQ(parse_wheel_filename("numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64-null.whl", VariantLabels::accept).variant,
+            std::optional<std::string>("null"));
+  EXPECT_FALSE(parse_wheel_filename("numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64.whl", VariantLabels::accept).variant);
+}
+
+TEST(VariantWheelFilename, UvValidVariantFilenames) {
+  // wheel.rs pep825_variant_filenames.
+  struct Case {
+    const char* filename;
+    const char* label;
+    std::optional<std::string> build;
+    std::vector<std::string> python;
+  };
+  const std::vector<Case> cases{
+      {"numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64-x86_64_v3_openblas.whl", "x86_64_v3_openblas", std::nullopt, {"cp313"}},
+      {"numpy-2.3.2-7-cp313-cp313t-musllinux_1_2_x86_64-x86_64_v3_openblas.whl", "x86_64_v3_openblas", "7", {"cp313"}},
+      {"numpy-2.3.2-future99-none-any-null.whl", "null", std::nullopt, {"future99"}},
+      {"numpy-2.3.2-cp312.cp313-none-any-cpu.v3.whl", "cpu.v3", std::nullopt, {"cp312", "cp313"}},
+      // wheel.rs from_and_to_string / cache_key.
+      {"dummy_project-0.0.1-py3-none-any-36266d4d.whl", "36266d4d", std::nullopt, {"py3"}},
+  };
+  for (const auto& c : cases) {
+    const WheelFilename w = parse_wheel_filename(c.filename, VariantLabels::accept);
+    EXPECT_EQ(w.variant, std::optional<std::string>(c.label)) << c.filename;
+    EXPECT_EQ(w.build, c.build) << c.filename;
+    EXPECT_EQ(w.python, c.python) << c.filename;
+  }
+}
+
+TEST(VariantWheelFilename, UvInvalidVariantFilenames) {
+  // wheel.rs pep825_invalid_variant_filenames, with uv's reasons.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"numpy-2.3.2-3py-none-any.whl", "Python tag must not start with a digit"},
+      {"numpy-2.3.2-7-3py-none-any-null.whl", "Python tag must not start with a digit"},
+      {"numpy-2.3.2-py3-none-any-.whl", "empty"},
+      {"numpy-2.3.2-py3-none-any-cpu_!v3.whl", "variant label"},
+      {"numpy-2.3.2-py3-none-any-CUDA.whl", "variant label"},
+      {"numpy-2.3.2-py3-none-any-cpu_\xc3\x89.whl", "variant label"},
+  };
+  for (const auto& [name, why] : cases) {
+    const std::string msg = error_of([&] { parse_wheel_filename(name, VariantLabels::accept); });
+    expect_contains(msg, why);
+  }
+}
+
+TEST(VariantWheelFilename, UvBuildTagAndPartCountErrors) {
+  // wheel.rs err_invalid_build_tag: seven parts are build tag + label, and
+  // "tag" is no build tag.
+  expect_contains(error_of([] { parse_wheel_filename("foo-1.2.3-tag-py3-none-any-cpu.whl", VariantLabels::accept); }),
+                  "build tag must start with a digit");
+  // wheel.rs err_too_many_parts.
+  error_of([] { parse_wheel_filename("foo-1.2.3-202206090410-py3-none-any-whoopsie-whoops.whl", VariantLabels::accept); });
+  // wheel.rs ok_build_tag: six parts with a digit third part stay a build tag.
+  const WheelFilename w = parse_wheel_filename("foo-1.2.3-202206090410-py3-none-any.whl", VariantLabels::accept);
+  EXPECT_EQ(w.build, std::optional<std::string>("202206090410"));
+  EXPECT_FALSE(w.variant);
+}
+
+TEST(VariantWheelFilename, CallersThatTakeNoVariantsStillRefuseThem) {
+  // The default is the format before PEP 825: a variant wheel is no valid
+  // name there (pin and the site builder skip it, the wheel reader refuses
+  // it), and the message says what it reads as.
+  const std::string msg = error_of([] { parse_wheel_filename("numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64-x86_64_v3.whl"); });
+  expect_contains(msg, "PEP 825");
+  expect_contains(msg, "'x86_64_v3'");
+  expect_contains(error_of([] { parse_wheel_filename("numpy-2.3.2-7-cp313-cp313t-musllinux_1_2_x86_64-null.whl"); }), "label 'null'");
+  // Not a valid variant name either: no PEP 825 reading offered.
+  const std::string plain = error_of([] { parse_wheel_filename("foo-1.0-1-2-py3-none-any.whl"); });
+  EXPECT_EQ(plain.find("PEP 825"), std::string::npos) << plain;
+}
+
+TEST(VariantWheelFilename, VariantsJsonFilename) {
+  // wheel_variant_compatibility.rs backtrack_to_compatible_nvidia_variant
+  // publishes "ok-{version}-variants.json" for ok 1.0.0.
+  EXPECT_EQ(variants_json_filename("ok", "1.0.0"), "ok-1.0.0-variants.json");
+  // PEP 825 "Index-level metadata": name and version normalised as in
+  // wheel names; uv's Display writes as_dist_info_name (normalised, '-' ->
+  // '_') and the normalised version.
+  EXPECT_EQ(variants_json_filename("Foo.Bar-baz", "1.0RC1"), "foo_bar_baz-1.0rc1-variants.json");
+  EXPECT_EQ(variants_json_filename("foo", "1.0-post1"), "foo-1.0.post1-variants.json");
+  error_of([] { variants_json_filename("foo!", "1.0"); });
+  error_of([] { variants_json_filename("foo", "not a version"); });
 }
 
 // --------------------------------------------------------------------------- variants.json: reading
