@@ -63,6 +63,9 @@ std::uint64_t read_entry(const Bytes& b, std::uint64_t off, std::uint64_t end, s
   const auto flags = b.u64(off + 40, "the entry flags");
   e.compressed = (flags & (kFlagLz4 | kFlagZstd)) != 0;
   e.size = payload;
+  e.code_minor = b.u16(off + 24, "the entry code version");
+  e.code_major = b.u16(off + 26, "the entry code version");
+  if (!e.compressed) e.toolkit = toolkit_of_payload(b.range(off + header, payload, "the entry payload"));
   if (e.kind == kKindPtx || e.kind == kKindSass) {
     const auto number = b.u32(off + 28, "the entry architecture");
     const auto arch = arch_from_number(number, suffix_of(flags));

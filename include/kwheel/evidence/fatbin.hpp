@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kwheel/evidence/cuda_arch.hpp"
+#include "kwheel/evidence/cuda_release.hpp"
 
 namespace kwheel {
 
@@ -39,6 +40,11 @@ struct FatbinEntry {
   std::optional<CudaTarget> target;  // for PTX and SASS
   bool compressed = false;
   std::uint64_t size = 0;            // stored payload bytes
+  // The header's code format version: the ELF ABI of SASS ([1, 8]), the
+  // PTX ISA of PTX ([9, 0] from CUDA 13.0).
+  unsigned code_major = 0, code_minor = 0;
+  // The release an uncompressed payload says compiled it (cuda_release.hpp).
+  std::optional<CudaRelease> toolkit;
   std::string str() const;           // "sm_90a", "compute_80", "kind_4"
 };
 
