@@ -241,7 +241,7 @@ WheelArchive::Precheck WheelArchive::precheck(const ReadAt& read_at, uint64_t ar
 }
 
 WheelArchive::WheelArchive(const std::filesystem::path& path) : path_(path) {
-  filename_ = parse_wheel_filename(path.filename().string());
+  filename_ = parse_wheel_filename(path.filename().string(), VariantLabels::accept);
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
   const Precheck pre = precheck(file_reader(path), ec ? 0 : size);
@@ -256,7 +256,7 @@ WheelArchive::WheelArchive(const std::filesystem::path& path) : path_(path) {
 }
 
 WheelArchive::WheelArchive(const std::filesystem::path& name, std::string bytes) : path_(name), bytes_(std::move(bytes)) {
-  filename_ = parse_wheel_filename(name.filename().string());
+  filename_ = parse_wheel_filename(name.filename().string(), VariantLabels::accept);
   const Precheck pre = precheck([this](uint64_t offset, size_t n) { return offset < bytes_.size() ? bytes_.substr(offset, n) : std::string(); },
                                 bytes_.size());
   zip_error_t e;
@@ -322,6 +322,14 @@ std::vector<std::string> WheelArchive::members() const {
   for (zip_int64_t i = 0; i < n; ++i)
     if (const char* name = zip_get_name(zip_.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_GUESS)) out.emplace_back(name);
   return out;
+}
+
+bool WheelArchive::executable(const std::string& member) const {
+  const zip_int64_t i = zip_name_locate(zip_.get(), member.c_str(), 0);
+  zip_uint8_t opsys = 0;
+  zip_uint32_t attributes = 0;
+  if (i < 0 || zip_file_get_external_attributes(zip_.get(), static_cast<zip_uint64_t>(i), 0, &opsys, &attributes) != 0) return false;
+  return opsys == ZIP_OPSYS_UNIX && ((attributes >> 16) & 0111) != 0;
 }
 
 void WheelArchive::stream(const std::string& member, uint64_t max_bytes, const std::function<void(std::string_view)>& sink) const {

@@ -388,14 +388,23 @@ std::vector<const WheelMember*> sorted_members(const WheelContents& contents, co
   std::vector<const WheelMember*> members;
   std::set<std::string> seen;
   const std::string dist_prefix = contents.dist_info + "/";
+  const std::set<std::string> generated{dist_prefix + "METADATA", dist_prefix + "WHEEL", dist_prefix + "RECORD"};
   for (const auto& m : contents.members) {
-    if (m.archive_path.starts_with(dist_prefix))
+    // Other .dist-info files (a variant wheel's variant.json) are members;
+    // what the writer generates is not.
+    if (generated.count(m.archive_path) || (m.archive_path.starts_with(dist_prefix + "RECORD.")))
       throw fail(ErrorKind::input, "member '" + m.archive_path + "' would overwrite the generated .dist-info");
-    if (auto why = reserved_wheel_path_reason(m.archive_path); !why.empty()) throw fail(ErrorKind::input, "member '" + m.archive_path + "': " + why);
+    // The reserved names are the wheel's own .dist-info; a file in it (a
+    // license, a variant.json) belongs there.
+    if (auto why = reserved_wheel_path_reason(m.archive_path); !why.empty() && !m.archive_path.starts_with(dist_prefix))
+      throw fail(ErrorKind::input, "member '" + m.archive_path + "': " + why);
     if (!seen.insert(m.archive_path).second) throw fail(ErrorKind::input, "duplicate member '" + m.archive_path + "'");
     members.push_back(&m);
   }
-  std::sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->archive_path < b->archive_path; });
+  // .dist-info last, as the wheel spec recommends.
+  std::sort(members.begin(), members.end(), [&](auto* a, auto* b) {
+    return std::pair(a->archive_path.starts_with(dist_prefix), a->archive_path) < std::pair(b->archive_path.starts_with(dist_prefix), b->archive_path);
+  });
   return members;
 }
 

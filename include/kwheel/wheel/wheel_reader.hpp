@@ -82,6 +82,9 @@ class WheelArchive {
   // Streams a member into a file (bounded memory); refuses members larger
   // than max_bytes.
   void extract(const std::string& member, const std::filesystem::path& dest, uint64_t max_bytes = kMaxWheelInflatedBytes) const;
+  // Whether the member's Unix mode (zip external attributes) has an
+  // execute bit, as installers read it.
+  bool executable(const std::string& member) const;
   const std::string& metadata_text() const { return metadata_; }
   const MetadataFields& metadata() const { return fields_; }
   std::string field(const std::string& name) const;  // first value or ""

@@ -1,0 +1,31 @@
+#pragma once
+// A built wheel re-labelled as a PEP 825 variant wheel of another version:
+// the same package files byte for byte (so `kwheel verify` and the Sigstore
+// chain over metadata.json hold as before), a `.dist-info` renamed for the
+// new version, METADATA's Version line changed to it, `variant.json` added,
+// and RECORD written anew over all of it. Written by the wheel writer, so
+// the result is as reproducible as a build.
+#include <filesystem>
+#include <string>
+
+#include "kwheel/wheel/wheel_reader.hpp"
+#include "kwheel/wheel/wheel_writer.hpp"
+
+namespace kwheel {
+
+struct VariantRelabel {
+  std::string version;       // the new version, "1+torch2.11"
+  std::string label;         // the variant label, "cu130_sm90", "null"
+  std::string variant_json;  // the bytes of <dist-info>/variant.json
+};
+
+// "{name}-{version}-{python}-{abi}-{platform}-{label}.whl" for `wheel`.
+std::string relabelled_filename(const WheelArchive& wheel, const VariantRelabel& relabel);
+
+// Stages the variant wheel in `out_dir` (the caller commits it). Throws
+// Error(input) for a wheel whose RECORD does not hold: only what was
+// checked is re-labelled.
+StagedWheel stage_relabelled(const WheelArchive& wheel, const VariantRelabel& relabel, const std::filesystem::path& out_dir,
+                             const WriteOptions& options);
+
+}  // namespace kwheel
