@@ -29,8 +29,31 @@ struct IndexArgs {
   std::string base_url;
   std::optional<std::string> title;
   std::string deps_index;
+  bool variants = false, no_variants = false;
   SignatureArgs signatures;
 };
+
+nlohmann::json variant_index_json(const SiteReport& r) {
+  nlohmann::json wheels = nlohmann::json::array(), left_out = nlohmann::json::array();
+  for (const auto& w : r.variant_index.wheels)
+    wheels.push_back({{"source", w.source},
+                      {"filename", w.filename},
+                      {"index", w.index},
+                      {"version", w.version},
+                      {"label", w.label},
+                      {"properties", w.properties},
+                      {"cuda_evidence", w.evidence},
+                      {"unclaimed", w.unclaimed},
+                      {"sha256", w.sha256}});
+  for (const auto& l : r.variant_index.left_out) left_out.push_back({{"filename", l.filename}, {"reason", l.reason}});
+  return {{"on", r.variant_index_on}, {"indexes", r.variant_index.indexes}, {"wheels", wheels}, {"left_out", left_out}};
+}
+
+void print_variant_index(const SiteReport& r, const Output& out) {
+  for (const auto& v : r.variant_index.indexes) std::cout << "index     " << (r.site / v / "simple").string() << "/   (PEP 825 variants: uv --preview-features wheel-variants)\n";
+  for (const auto& w : r.variant_index.wheels) out.info("variant " + w.label + ": " + w.filename);
+  for (const auto& l : r.variant_index.left_out) out.info("not in the variant index: " + l.filename + ": " + l.reason);
+}
 
 }  // namespace
 
@@ -43,6 +66,9 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
   sub->add_option("--deps-index-url", a->deps_index,
                   "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); kept for later runs; default: https://pypi.org/simple/");
+  sub->add_flag("--variants", a->variants,
+                "Also write a PEP 825 variant index per torch version (SITE/variants/torchX.Y/simple/), where uv's preview picks the build for the GPU; kept for later runs");
+  sub->add_flag("--no-variants", a->no_variants, "Stop writing the variant index");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
@@ -56,6 +82,8 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     o.base_url = a->base_url;
     o.title = a->title;
     o.deps_index = a->deps_index;
+    if (a->variants && a->no_variants) throw Error(ErrorKind::usage, "--variants and --no-variants contradict each other; pass one");
+    if (a->variants || a->no_variants) o.variants = a->variants;
     if (!o.deps_index.empty() && !o.deps_index.starts_with("http://") && !o.deps_index.starts_with("https://") && !o.deps_index.starts_with("file://"))
       throw Error(ErrorKind::usage, "--deps-index-url '" + o.deps_index + "' must be an http://, https:// or file:// URL");
     if (!o.base_url.empty() && !o.base_url.starts_with("http://") && !o.base_url.starts_with("https://") && !o.base_url.starts_with("file://"))
@@ -76,6 +104,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
                      {"title", r.title},
                      {"deps_index", r.deps_index},
                      {"signature_warnings", signature_warnings_json(r)},
+                     {"variant_index", variant_index_json(r)},
                      {"pages", pages}});
       return;
     }
@@ -84,6 +113,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     for (const auto& f : r.unchanged) std::cout << "unchanged " << f << "\n";
     std::cout << "index     " << (r.site / "simple").string() << "/\n";
     for (const auto& v : r.variants) std::cout << "index     " << (r.site / v / "simple").string() << "/\n";
+    print_variant_index(r, out);
     for (const auto& p : pages) std::cout << "page      " << p << "\n";
     std::cout.flush();
     out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +

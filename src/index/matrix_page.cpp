@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <functional>
 #include <tuple>
 
 #include "kwheel/base/error.hpp"
@@ -149,6 +150,20 @@ std::string install_line(const MatrixWheel& w, const std::string& index_url, con
                  shell_quote(w.project + "==" + w.version), [](const std::string& t) { return t; });
 }
 
+namespace {
+
+std::string variant_line_of(const std::string& index_word, const std::string& deps_word, const std::string& requirement_word,
+                            const std::function<std::string(const std::string&)>& literal) {
+  return literal("uv pip freeze | grep -i '^torch==' > torch-pin.txt; uv pip install --preview-features wheel-variants -c torch-pin.txt --index-url ") +
+         deps_word + literal(" --extra-index-url ") + index_word + literal(" ") + requirement_word;
+}
+
+}  // namespace
+
+std::string variant_install_line(const std::string& project, const std::string& variant_index_url, const std::string& deps_index) {
+  return variant_line_of(shell_quote(variant_index_url), shell_quote(deps_index), shell_quote(project), [](const std::string& t) { return t; });
+}
+
 std::string human_size(uint64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " B";
   const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -233,6 +248,14 @@ std::string install_html(const MatrixWheel& newest, const MatrixPageSpec& spec) 
   return s;
 }
 
+// A row's line for the variant index of its torch (kernel pages).
+std::string variant_install_html(const std::string& project, const std::string& index, const MatrixPageSpec& spec) {
+  const std::string line = variant_line_of(url_word_html("", index), html_escape(shell_quote(spec.deps_index)), html_escape(shell_quote(project)),
+                                           [](const std::string& t) { return html_escape(t); });
+  return "<div class=\"install variant-install\">Variant index (preview: uv picks the build for your GPU): <code class=\"index-url\">" +
+         url_html(index) + "</code><code class=\"install-line\">" + line + "</code></div>";
+}
+
 // The signature's CSS class: green for a trusted signer, red for a failure,
 // grey (the .signer default) for the rest.
 const char* standing_class(SignatureStanding s) {
@@ -276,7 +299,10 @@ std::string table_html(const Matrix& m, const MatrixPageSpec& spec) {
   for (const auto& c : m.columns) s += "<th scope=\"col\">" + html_escape(c) + "</th>";
   s += "</tr></thead>\n      <tbody>\n";
   for (size_t r = 0; r < m.rows.size(); ++r) {
-    s += "        <tr><th scope=\"row\">" + html_escape(m.rows[r]) + "</th>";
+    s += "        <tr><th scope=\"row\">" + html_escape(m.rows[r]);
+    if (auto v = spec.variant_indexes.find(m.rows[r]); spec.install_lines && v != spec.variant_indexes.end() && spec.kernels.size() == 1)
+      s += variant_install_html(spec.kernels.front().first, v->second, spec);
+    s += "</th>";
     for (size_t c = 0; c < m.columns.size(); ++c) {
       auto it = m.cells.find({r, c});
       s += it == m.cells.end() ? "<td class=\"empty\">&ndash;</td>" : cell_html(it->second, spec);

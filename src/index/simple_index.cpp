@@ -161,7 +161,7 @@ std::optional<std::string> metadata_attr(const std::map<std::string, std::string
 
 std::string version_of(const std::string& filename) {
   try {
-    return parse_wheel_filename(filename).version;
+    return parse_wheel_filename(filename, VariantLabels::accept).version;
   } catch (const Error&) {
     return "";
   }
@@ -536,6 +536,7 @@ Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manife
 struct KeptSettings {
   std::optional<std::string> title;
   std::optional<std::string> deps_index;
+  std::optional<bool> variants;
 };
 
 // What an existing site holds, by filename (sorted output); empty for a new
@@ -562,6 +563,7 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
     throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
   if (m.contains("title") && m["title"].is_string()) kept.title = m["title"].get<std::string>();
   if (m.contains("deps_index") && m["deps_index"].is_string()) kept.deps_index = m["deps_index"].get<std::string>();
+  if (m.contains("variants") && m["variants"].is_boolean()) kept.variants = m["variants"].get<bool>();
   for (const auto& f : m["files"]) {
     Entry e = manifest_entry(f, site, manifest, o);
     entries.emplace(e.filename, std::move(e));
@@ -572,6 +574,9 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
 // A wheel given on the command line, read for its pages.
 Entry given_entry(const fs::path& w, const SiteOptions& o) {
   WheelArchive archive(w);
+  if (archive.filename().variant)
+    throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': it is a PEP 825 variant wheel, which pip cannot install from the site's "
+                                  "indexes; give the plain build (kwheel index --variants makes its variant wheels)");
   if (auto problems = archive.verify_record(); !problems.empty())
     throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': RECORD check failed: " + problems.front() + "; rebuild the wheel");
   Entry e;
@@ -695,7 +700,22 @@ std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std:
     write_index(entries, base, root / vname / "simple", 3, [&](const Entry& e) { return variant_accepts(v, read_label(e.version)); });
     report.variants.push_back(vname);
   }
+  if (report.variant_index_on) {
+    std::vector<VariantSource> sources;
+    for (const auto& [name, e] : entries) sources.push_back({name, root / "files" / name, e.project});
+    report.variant_index = write_variant_indexes(root, sources, base);
+  }
   return variants;
+}
+
+// The rows of a kernel's matrix whose builds are in a variant index, with
+// that index's URL.
+std::map<std::string, std::string> variant_rows(const VariantIndexReport& v, const std::string& project, const std::string& index_root) {
+  std::map<std::string, std::string> rows;
+  for (const auto& w : v.wheels)
+    if (normalize_name(parse_wheel_filename(w.filename, VariantLabels::accept).name) == project)
+      rows[matrix_place(parse_wheel_filename(w.source).version).row] = index_root + w.index + "/simple/";
+  return rows;
 }
 
 // SITE/index.html (every kernel) and SITE/kernels/<project>.html: the
@@ -714,6 +734,8 @@ void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>
   spec.deps_index = report.deps_index;
   spec.kernels.assign(kernels.begin(), kernels.end());
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
+  for (const auto& v : report.variant_index.indexes)
+    spec.sub_indexes.push_back({v, "every build for " + v.substr(v.rfind('/') + 1) + " as PEP 825 variants: uv --preview-features wheel-variants picks the one for the GPU; pip cannot read it"});
   write_text(root / "index.html", render_matrix_page(spec));
   report.pages.push_back("index.html");
   spec.files_base = base.empty() ? "../files/" : base + "/files/";
@@ -724,6 +746,7 @@ void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>
   spec.sub_indexes.clear();
   for (const auto& [project, wheels] : kernels) {
     spec.kernels = {{project, wheels}};
+    spec.variant_indexes = variant_rows(report.variant_index, project, spec.index_root);
     write_text(root / "kernels" / (project + ".html"), render_matrix_page(spec));
     report.pages.push_back("kernels/" + project + ".html");
   }
@@ -743,6 +766,7 @@ void write_manifest(const fs::path& root, const std::map<std::string, Entry>& en
   json manifest{{"format", kManifestFormat}, {"files", files}};
   if (kept.title) manifest["title"] = *kept.title;
   if (kept.deps_index) manifest["deps_index"] = *kept.deps_index;
+  if (kept.variants) manifest["variants"] = *kept.variants;
   write_text(root / kManifest, manifest.dump(1) + "\n");
 }
 
@@ -795,10 +819,12 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   std::map<std::string, Entry> entries = exists ? read_site(site, kept, o) : std::map<std::string, Entry>{};
   if (o.title) kept.title = o.title;
   if (!o.deps_index.empty()) kept.deps_index = o.deps_index;
+  if (o.variants) kept.variants = o.variants;
   SiteReport report;
   report.site = site;
   report.title = kept.title.value_or(kDefaultPageTitle);
   report.deps_index = kept.deps_index.value_or(kDefaultDepsIndex);
+  report.variant_index_on = kept.variants.value_or(false);
   add_wheels(wheels, o, site, entries, report);
   report_signatures(entries, report);
 

@@ -79,6 +79,9 @@ struct MatrixPageSpec {
   bool install_lines = false;
   std::string index_root;   // the site's URL as the index URLs start: BASE/, or to_root (made absolute in the browser)
   std::string deps_index = kDefaultDepsIndex;  // where torch and the kernels' Python dependencies come from
+  // Kernel pages: rows ("torch 2.11") whose builds are in a variant index
+  // (index/variant_index.hpp), with its URL: the row shows one uv line.
+  std::map<std::string, std::string> variant_indexes;
 };
 std::string render_matrix_page(const MatrixPageSpec& spec);
 
@@ -87,6 +90,12 @@ std::string render_matrix_page(const MatrixPageSpec& spec);
 // cell's index (`index_url`; empty for a torch-universal wheel, which is
 // installed by `file_url`) gives the kernel, `deps_index` the rest.
 std::string install_line(const MatrixWheel& wheel, const std::string& index_url, const std::string& file_url, const std::string& deps_index);
+
+// The uv command a row shows for the variant index of its torch: uv picks
+// the build for the machine's driver and GPU (PEP 825, uv's preview). The
+// variant index is an extra index, which uv asks first, so the kernel comes
+// from it alone; torch is held by the same constraint as in pip's line.
+std::string variant_install_line(const std::string& project, const std::string& variant_index_url, const std::string& deps_index);
 
 // The page title kwheel writes when none was ever given.
 inline constexpr const char* kDefaultPageTitle = "Package index";

@@ -12,6 +12,8 @@
 //   SITE/<variant>/simple/...                   the same for one torch/compute
 //                                               combination ("torch2.7-cu126"),
 //                                               universal wheels in every one
+//   SITE/variants/...                           with --variants: one PEP 825 variant index
+//                                               per torch version (index/variant_index.hpp)
 //   SITE/index.html                             every kernel's build matrix, and the sub-indexes
 //   SITE/kernels/<project>.html                 one kernel's build matrix (index/matrix_page)
 //   SITE/kwheel-index.json                      what kwheel indexed (sha256s)
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "kwheel/index/matrix_page.hpp"
+#include "kwheel/index/variant_index.hpp"
 #include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel {
@@ -71,6 +74,9 @@ struct SiteOptions {
   // Python dependencies from (a PyPI mirror), kept in the manifest for later
   // runs as the title is; "" keeps the site's (PyPI if it never had one).
   std::string deps_index;
+  // Write the variant index (index/variant_index.hpp) too; kept in the
+  // manifest as the title is, so nullopt keeps the site's choice.
+  std::optional<bool> variants;
 };
 
 // A wheel the pages show as unsigned or with a signature that failed: one
@@ -92,6 +98,8 @@ struct SiteReport {
   std::vector<std::string> pages;      // the matrix pages, relative to the site: "index.html", "kernels/<project>.html"
   std::string deps_index;              // the index the install lines name for dependencies
   std::vector<SignatureWarning> signature_warnings;  // every wheel of the site shown unsigned or invalid, by filename
+  bool variant_index_on = false;                     // the site has a variant index
+  VariantIndexReport variant_index;
 };
 
 // Builds SITE from its current wheels plus `wheels` in a temporary directory

@@ -1,0 +1,63 @@
+#pragma once
+// The variant index of a site (PEP 825 wheel variants, as uv 0.13.9 reads
+// them behind `--preview-features wheel-variants`): one simple index per
+// torch version, where every build of a kernel is a variant wheel of one
+// version, and uv picks the build that fits the machine's driver and GPU.
+//
+//   SITE/variants/torch<M.m>/simple/<project>/index.html, index.json
+//   SITE/variants/files/<variant wheel>, <wheel>.metadata
+//   SITE/variants/files/<name>-<version>-variants.json
+//
+// Pip skips variant filenames and uv without the preview refuses them, so
+// this index stays apart from the sub-indexes pip uses (docs/publishing.md).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kwheel/packaging/wheel_variant.hpp"
+
+namespace kwheel {
+
+inline constexpr std::string_view kVariantsDir = "variants";
+
+// One wheel of the site, as the variant index reads it.
+struct VariantSource {
+  std::string filename;
+  std::filesystem::path path;
+  std::string project;  // normalized
+};
+
+// A build offered as a variant, and what its label stands for.
+struct VariantWheel {
+  std::string source;    // the site's wheel it was re-labelled from
+  std::string filename;  // the variant wheel
+  std::string index;     // "variants/torch2.11"
+  std::string version;   // "1+torch2.11"
+  std::string label;     // "cu130_sm90", "null"
+  VariantProperties properties;
+  std::vector<std::string> evidence;   // where cuda_version_lower_bound came from
+  std::vector<std::string> unclaimed;  // GPUs the code runs on that no value names
+  std::string sha256;
+};
+
+// A wheel of the site the variant index does not offer, and why.
+struct VariantLeftOut {
+  std::string filename;
+  std::string reason;
+};
+
+struct VariantIndexReport {
+  std::vector<std::string> indexes;  // "variants/torch2.11"
+  std::vector<VariantWheel> wheels;
+  std::vector<VariantLeftOut> left_out;
+};
+
+// Writes the variant indexes of `wheels` under `root` (a site being built);
+// `base_url` as for the site's pages ("" for relative links).
+VariantIndexReport write_variant_indexes(const std::filesystem::path& root, const std::vector<VariantSource>& wheels,
+                                         const std::string& base_url);
+
+// "variants/torch2.11/simple/" for the torch version "2.11".
+std::string variant_index_path(const std::string& torch);
+
+}  // namespace kwheel

@@ -1,0 +1,200 @@
+#include "kwheel/index/variant_index.hpp"
+
+#include <fstream>
+#include <map>
+
+#include "kwheel/base/digest.hpp"
+#include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
+#include "kwheel/evidence/nvidia_variant.hpp"
+#include "kwheel/hub/url.hpp"
+#include "kwheel/index/simple_index.hpp"
+#include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/wheel_filename.hpp"
+#include "kwheel/validate/compat.hpp"
+#include "kwheel/validate/wheel_objects.hpp"
+#include "kwheel/wheel/relabel.hpp"
+
+namespace kwheel {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A build that may become a variant: its torch, and what it runs on.
+struct Candidate {
+  const VariantSource* source = nullptr;
+  std::string torch;    // "2.11"
+  std::string version;  // "1+torch2.11"
+  std::string label;
+  VariantProperties properties;
+  std::vector<std::string> evidence, unclaimed;
+};
+
+// Why a build gets no place in a per-torch variant index, or "".
+std::string left_out_reason(const LocalLabel& l) {
+  if (l.universal() || l.noarch) return "a pure-Python build, the same for every GPU: its sub-index serves it";
+  if (l.framework != "torch" || !l.framework_version)
+    return "built for " + l.describe() + ", not for one torch version (the variant index has one per torch version): its sub-index serves it";
+  if (l.cxx98) return "a pre-C++11-ABI build, which no uv variant property tells apart: its sub-index serves it";
+  if (l.cpu || l.cuda) return "";
+  return "a " + l.backend + " build: uv 0.13.9 detects only NVIDIA GPUs, so any property would either never match or always match; its sub-index serves it";
+}
+
+// "sm90a", "ptx80": the code a label names.
+std::string short_target(const CudaTarget& t) {
+  std::string s = t.str();  // "sm_90a", "compute_80"
+  return t.kind == CudaCodeKind::ptx ? "ptx" + s.substr(s.find('_') + 1) : "sm" + s.substr(s.find('_') + 1);
+}
+
+// cu + the bound + the code: the label is a function of what determines the
+// properties, so one label always means one set of them (PEP 825).
+std::string cuda_label(const CudaRelease& bound, const std::vector<CudaTarget>& code) {
+  std::string label = "cu" + std::to_string(bound.major) + (bound.minor < 10 ? "" : ".") + std::to_string(bound.minor) + "_";
+  std::vector<std::string> names;
+  for (const auto& t : code) names.push_back(short_target(t));
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return label + join(names, ".");
+}
+
+// Fills `c` from the wheel's binaries; returns why it cannot, or "".
+std::string read_cuda(const LocalLabel& l, Candidate& c) {
+  const WheelArchive wheel(c.source->path);
+  const auto objects = wheel_gpu_code(wheel);
+  const auto ev = nvidia_variant_evidence(objects, parse_cuda_release(*l.cuda));
+  if (!ev.problem.empty()) return ev.problem;
+  c.properties["nvidia"]["cuda_version_lower_bound"] = {ev.lower_bound->str()};
+  c.properties["nvidia"]["sm_arch"] = ev.sm_arch;
+  c.evidence = ev.lower_bound_from;
+  c.unclaimed = ev.unclaimed;
+  c.label = cuda_label(*ev.lower_bound, all_cuda_targets(objects));
+  return "";
+}
+
+std::string candidate(const VariantSource& s, Candidate& c) {
+  const WheelFilename f = parse_wheel_filename(s.filename);  // a variant wheel given to the site is refused before
+  const LocalLabel l = read_label(f.version);
+  if (std::string why = left_out_reason(l); !why.empty()) return why;
+  c.source = &s;
+  c.torch = l.framework_version->str();
+  c.version = Version::parse(f.version).public_str() + "+torch" + c.torch;
+  if (l.cpu) {
+    c.label = std::string(kNullVariantLabel);
+    return "";
+  }
+  return read_cuda(l, c);
+}
+
+VariantsJson variants_json(const std::map<std::string, VariantProperties>& variants) {
+  VariantsJson v;
+  v.namespace_priorities = {"nvidia"};
+  v.providers["nvidia"] = nvidia_variant_provider();
+  v.variants = variants;
+  return v;
+}
+
+void write_bytes(const fs::path& p, const std::string& bytes) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw Error(ErrorKind::io, "cannot write '" + p.string() + "'");
+}
+
+struct ReleaseKey {  // one project version of one torch's index
+  std::string torch, project, version;
+  auto operator<=>(const ReleaseKey&) const = default;
+};
+
+class Writer {
+ public:
+  Writer(const fs::path& root, std::string base) : files_(root / kVariantsDir / "files"), root_(root), base_(std::move(base)) {}
+
+  void add(const Candidate& c, VariantIndexReport& report);
+  void finish(VariantIndexReport& report);
+
+ private:
+  IndexFile written_file(const fs::path& file, const std::string& version) const;
+  fs::path files_, root_;
+  std::string base_;
+  std::map<ReleaseKey, std::map<std::string, VariantProperties>> releases_;
+  std::map<ReleaseKey, std::vector<IndexFile>> pages_;
+};
+
+IndexFile Writer::written_file(const fs::path& file, const std::string& version) const {
+  IndexFile f;
+  f.filename = file.filename().string();
+  f.url = (base_.empty() ? "../../../files/" : base_ + "/" + std::string(kVariantsDir) + "/files/") + encode_component(f.filename);
+  f.sha256 = sha256_file_hex(file);
+  f.size = fs::file_size(file);
+  f.version = version;
+  return f;
+}
+
+void Writer::add(const Candidate& c, VariantIndexReport& report) {
+  const WheelArchive wheel(c.source->path);
+  const ReleaseKey r{c.torch, c.source->project, c.version};
+  VariantRelabel relabel{c.version, c.label, render_variants_json(variants_json({{c.label, c.properties}}))};
+  const fs::path out = files_ / relabelled_filename(wheel, relabel);
+  if (fs::exists(out)) {
+    report.left_out.push_back({c.source->filename, "the same variant as another build (" + out.filename().string() + ")"});
+    return;
+  }
+  StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
+  staged.commit();
+  const std::string metadata = WheelArchive(out).metadata_text();
+  write_bytes(fs::path(out) += ".metadata", metadata);
+  IndexFile f = written_file(out, c.version);
+  f.requires_python = wheel.field("Requires-Python");
+  f.metadata_sha256 = sha256_hex(metadata);
+  releases_[r][c.label] = c.properties;
+  pages_[r].push_back(f);
+  report.wheels.push_back({c.source->filename, f.filename, "variants/torch" + c.torch, c.version, c.label, c.properties, c.evidence, c.unclaimed, f.sha256});
+}
+
+void Writer::finish(VariantIndexReport& report) {
+  std::map<std::string, std::map<std::string, std::vector<IndexFile>>> indexes;  // torch -> project -> files
+  for (auto& [r, files] : pages_) {
+    const fs::path json = files_ / variants_json_filename(r.project, r.version);
+    write_bytes(json, render_variants_json(variants_json(releases_[r])));
+    files.push_back(written_file(json, r.version));
+    auto& page = indexes[r.torch][r.project];
+    page.insert(page.end(), files.begin(), files.end());
+  }
+  for (auto& [torch, projects] : indexes) {
+    const fs::path simple = root_ / variant_index_path(torch);
+    std::vector<std::string> names;
+    for (auto& [project, files] : projects) {
+      std::sort(files.begin(), files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
+      write_bytes(simple / project / "index.html", render_project_html(project, files));
+      write_bytes(simple / project / "index.json", render_project_json(project, files));
+      names.push_back(project);
+    }
+    write_bytes(simple / "index.html", render_root_html(names));
+    write_bytes(simple / "index.json", render_root_json(names));
+    report.indexes.push_back(std::string(kVariantsDir) + "/torch" + torch);
+  }
+}
+
+}  // namespace
+
+std::string variant_index_path(const std::string& torch) { return std::string(kVariantsDir) + "/torch" + torch + "/simple/"; }
+
+VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url) {
+  VariantIndexReport report;
+  std::vector<Candidate> candidates;
+  for (const auto& s : wheels) {
+    Candidate c;
+    if (std::string why = candidate(s, c); !why.empty()) report.left_out.push_back({s.filename, why});
+    else candidates.push_back(std::move(c));
+  }
+  // Where two builds would be the same variant wheel, the one built for the
+  // newer CUDA (the later filename) is kept.
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.source->filename > b.source->filename; });
+  Writer writer(root, base_url);
+  for (const auto& c : candidates) writer.add(c, report);
+  writer.finish(report);
+  return report;
+}
+
+}  // namespace kwheel
