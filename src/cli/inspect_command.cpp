@@ -16,6 +16,25 @@ struct InspectArgs {
   SignatureArgs signatures;
 };
 
+nlohmann::json variant_json(const Inspection& in) {
+  if (!in.variant_label) return nullptr;
+  return {{"label", *in.variant_label}, {"properties", in.variant_properties}, {"problem", in.variant_problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(in.variant_problem)}};
+}
+
+// "variant: cu130_sm90: nvidia :: cuda_version_lower_bound :: 13.0, ..."
+void print_variant(const Inspection& in) {
+  if (!in.variant_label) return;
+  if (!in.variant_problem.empty()) {
+    std::cout << "problem: variant " << *in.variant_label << ": " << in.variant_problem << "\n";
+    return;
+  }
+  std::vector<std::string> props;
+  for (const auto& [ns, features] : in.variant_properties)
+    for (const auto& [feature, values] : features) props.push_back(ns + " :: " + feature + " :: " + join(values, " | "));
+  std::cout << "variant: " << *in.variant_label << (props.empty() ? " (the null variant: no properties, chosen when nothing else fits)" : ": " + join(props, ", "))
+            << "\n";
+}
+
 nlohmann::json signature_json(const Inspection& in) {
   if (!in.signature_error.empty()) return {{"ok", false}, {"error", in.signature_error}};
   return in.signature ? in.signature->to_json() : nlohmann::json(nullptr);
@@ -75,6 +94,7 @@ std::vector<std::string> problems(const Inspection& in) {
   for (const auto& m : in.gpu.audit.missing) out.push_back("backend.archs declares " + m + " but no object carries code for it");
   for (const auto& f : in.gpu.outside_declared) out.push_back(f + " has code for none of backend.archs (" + join(in.gpu.declared, ", ") + ")");
   if (!in.signature_error.empty()) out.push_back("signature: " + in.signature_error);
+  if (!in.variant_problem.empty()) out.push_back("variant " + in.variant_label.value_or("") + ": " + in.variant_problem);
   return out;
 }
 
@@ -114,11 +134,13 @@ void register_inspect(CLI::App& app, Output& out, int& exit_code) {
       doc["kernel"] = in.kernel ? to_json(*in.kernel) : nlohmann::json(nullptr);
       doc["hub_revision"] = in.revision ? nlohmann::json{{"repo_id", in.revision->first}, {"commit", in.revision->second}} : nlohmann::json(nullptr);
       doc["signature"] = signature_json(in);
+      doc["variant"] = variant_json(in);
       out.emit_json(doc);
     } else {
       std::cout << args->path << " (" << in.kind << ", " << r.arch << ")\n";
       if (in.revision) std::cout << "built from: " << in.revision->first << " at commit " << in.revision->second << "\n";
       print_signature(in);
+      print_variant(in);
       if (in.kernel) {
         std::cout << "kernel: " << in.kernel->name.value_or("?") << (in.kernel->version ? " version " + std::to_string(*in.kernel->version) : "")
                   << ", backend " << in.kernel->backend.value_or("?");

@@ -54,7 +54,7 @@ void read_kernel_evidence(const WheelArchive& wheel, const std::string& name, co
 // A wheel kwheel built says its torch and backend in its local label
 // (+torch2.10.cu130): the torch libraries are judged for that torch.
 void judge_as_labelled(const fs::path& path, ManylinuxOptions& mo) {
-  const LocalLabel label = read_label(parse_wheel_filename(path.filename().string()).version);
+  const LocalLabel label = read_label(parse_wheel_filename(path.filename().string(), VariantLabels::accept).version);
   if (label.noarch || !label.framework_version) return;
   if (label.framework == "torch" || label.framework == "torchstableabi") mo.torch_minor = label.framework_version->str();
   static const std::regex versioned(R"(^(cu|rocm|xpu|cann)(\d{1,8})$)");
@@ -72,6 +72,23 @@ void judge_as_labelled(const fs::path& path, ManylinuxOptions& mo) {
 
 }  // namespace
 
+namespace {
+
+// What a variant wheel's variant.json says of the label in its filename.
+void read_variant(const WheelArchive& wheel, Inspection& out) {
+  out.variant_label = wheel.filename().variant;
+  const std::string member = wheel.dist_info() + "/variant.json";
+  try {
+    const VariantsJson v = parse_wheel_variant_json(wheel.read(member, 4 << 20), "'" + member + "'", *out.variant_label);
+    out.variant_properties = v.variants.at(*out.variant_label);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::input) throw;
+    out.variant_problem = e.what();
+  }
+}
+
+}  // namespace
+
 Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
   Inspection out;
   ObjectFacts objects;
@@ -79,6 +96,7 @@ Inspection inspect_path(const fs::path& path, const InspectOptions& options) {
     out.kind = "wheel";
     WheelArchive wheel(path);
     out.revision = recorded_revision(wheel.metadata());
+    if (wheel.filename().variant) read_variant(wheel, out);
     read_kernel_evidence(wheel, path.filename().string(), options, out);
     out.current_tags = join(wheel.filename().platform, ".");
     for (const auto& a : wheel.filename().abi) out.tagged_abi3 = out.tagged_abi3 || a == "abi3";

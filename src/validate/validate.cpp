@@ -368,7 +368,25 @@ ValidationRun validate_wheels(const std::vector<fs::path>& wheels, ValidateOptio
   return validate_wheels(wheels, interp, std::move(options), feedback);
 }
 
+namespace {
+
+// A name that is not a wheel's at all is judged later, as before.
+bool is_variant_wheel_name(const std::string& filename) {
+  try {
+    return parse_wheel_filename(filename, VariantLabels::accept).variant.has_value();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 ValidationRun validate_wheels(const std::vector<fs::path>& wheels, const InterpreterInfo& interp, ValidateOptions o, const ValidateFeedback& feedback) {
+  // pip, which validate installs with, takes a variant filename for an invalid one.
+  for (const auto& w : wheels)
+    if (is_variant_wheel_name(w.filename().string()))
+      throw Error(ErrorKind::usage, "'" + w.string() + "' is a PEP 825 variant wheel, which pip cannot install; validate the build it was re-labelled from "
+                                    "(SITE/files/), or install it with uv --preview-features wheel-variants");
   // Without torch every wheel is SKIP anyway; a probe that fails leaves the
   // wheels unjudged (as before this check existed) rather than ending the run.
   if (o.device != "cpu" && interp.torch && any_cuda_wheel(wheels)) {

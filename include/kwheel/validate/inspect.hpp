@@ -12,6 +12,7 @@
 #include "kwheel/kernel/kernel_signature.hpp"
 #include "kwheel/evidence/macos_tag.hpp"
 #include "kwheel/evidence/manylinux.hpp"
+#include "kwheel/packaging/wheel_variant.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -39,7 +40,16 @@ struct Inspection {
   // verify leaves `kernel` unread and says why here.
   std::optional<SignatureVerdict> signature;
   std::string signature_error;
-  bool ok() const { return report.ok() && macos_problems.empty() && gpu.audit.missing.empty() && gpu.outside_declared.empty() && signature_error.empty(); }
+  // A PEP 825 variant wheel: its label and the properties its
+  // <dist-info>/variant.json gives that label; a variant.json that is
+  // missing, malformed or about another label is a problem.
+  std::optional<std::string> variant_label;
+  VariantProperties variant_properties;
+  std::string variant_problem;
+  bool ok() const {
+    return report.ok() && macos_problems.empty() && gpu.audit.missing.empty() && gpu.outside_declared.empty() && signature_error.empty() &&
+           variant_problem.empty();
+  }
   // Wheels kwheel built from a kernel repo: the metadata.json they carry
   // (backend, archs, kernel version) and the Hub commit they record.
   std::optional<KernelMetadata> kernel;
