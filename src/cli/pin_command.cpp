@@ -22,6 +22,7 @@ struct PinArgs {
   std::string keyring_provider;
   std::string deps_index, uv;
   bool no_deps = false;
+  std::string cuda_driver, sm_arch;
 };
 
 // Only an http(s) index is reached over TLS: a directory or a file://
@@ -100,6 +101,10 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--extra-index", a->extra_index, "Write --extra-index-url (keep PyPI for torch & co.) instead of --index-url");
   sub->add_option("--deps-index-url", a->deps_index, "Resolve the kernels' Python dependencies from this index (default: the kernels' index); kernels still come only from SOURCE")->type_name("URL");
   sub->add_option("--uv", a->uv, "The uv that resolves the dependencies (default: $KWHEEL_UV, else uv on PATH)")->type_name("PATH");
+  sub->add_option("--cuda-driver", a->cuda_driver,
+                  "From a variant index: the CUDA driver version uv would see, or 'none' (default: NV_VARIANT_PROVIDER_FORCE_*, else nvidia-smi, as uv)")
+      ->type_name("X.Y|none");
+  sub->add_option("--sm-arch", a->sm_arch, "From a variant index: the GPU's compute capability, with --cuda-driver")->type_name("X.Y");
   sub->add_flag("--no-deps", a->no_deps, "Pin the kernels alone, not their dependencies (pip install then needs --no-deps)");
   auto* out_file = sub->add_option("-o,--out", a->out, "Write to this file (atomically) instead of stdout; pylock.toml or pylock.NAME.toml writes a PEP 751 lock")->type_name("FILE");
   // --output was pin's name for -o before every command took -o/--out;
@@ -123,6 +128,8 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
     if (!a->version.empty()) req.version = a->version;
     req.extra_index = a->extra_index;
     req.read_requirements = !a->no_deps;
+    if (!a->cuda_driver.empty()) req.cuda_driver = a->cuda_driver;
+    if (!a->sm_arch.empty()) req.sm_arch = a->sm_arch;
     req.target = *described_or_probed(a->target, "builds");
     if (a->target.torch_opt->count()) {
       req.device = a->target.cpu ? "cpu" : "auto";
@@ -133,6 +140,9 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
     if (!a->lock.empty() && (req.name || req.version)) throw Error(ErrorKind::usage, "--lock pins each locked kernel at its commit; drop --name and --version");
     PinnedKernels pinned = pin_kernels(req, *a);
     const bool pylock = is_pylock_name(std::filesystem::path(a->out).filename().string());
+    for (const auto& k : pinned.kernels)
+      if (pylock && !k.variant_label.empty())
+        throw Error(ErrorKind::usage, "-o " + a->out + ": kwheel writes no pylock.toml for a variant index yet (PEP 825 puts variants.json into the lock); write requirements.txt and install it with uv --preview-features wheel-variants");
     DependencyOptions deps_options;
     if (!a->deps_index.empty()) deps_options.deps_index = a->deps_index;
     if (!a->uv.empty()) deps_options.uv = a->uv;

@@ -1,4 +1,5 @@
 #include "kwheel/index/pin.hpp"
+#include "kwheel/index/pin_variants.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -441,6 +442,41 @@ void read_requirements(PinResult& result, HttpClient& http) {
     if (key == "Requires-Dist") result.requires_dist.push_back(value);
 }
 
+// A file a variant index lists, held to the page's sha256.
+std::string fetch_listed(const IndexFile& f, HttpClient& http) {
+  std::string body;
+  if (f.url.starts_with("file://")) {
+    body = read_file(file_url_path(f.url));
+  } else {
+    const HttpResponse r = http.get(f.url, false);
+    if (r.status != 200) throw Error(ErrorKind::network, "cannot fetch " + display_url(f.url) + ": HTTP " + std::to_string(r.status));
+    body = r.body;
+  }
+  check_served_sha256(f.filename, f.sha256, sha256_hex(body));
+  return body;
+}
+
+void pin_from_variant_index(const Listing& listing, const PinRequest& req, HttpClient& http, PinResult& result) {
+  if (req.commit) throw Error(ErrorKind::usage, "pin --lock reads a kernel's own sub-indexes, not a variant index; point it at SITE/simple/ or a sub-index");
+  const VariantMachine machine = variant_machine(req.cuda_driver, req.sm_arch);
+  pin_variant_listing(listing.files, req, machine, [&](const IndexFile& f) { return fetch_listed(f, http); }, result);
+  if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + result.project + "' at " + listing.where);
+  if (result.files.empty()) {
+    std::string reason;
+    for (const auto& c : result.candidates)
+      if (c.problem && reason.empty()) reason = c.file.filename + ": " + *c.problem;
+    throw Error(ErrorKind::not_found, "no variant of " + result.project + " at " + listing.where + " fits " + target_description(req) + " on " +
+                                          machine.describe() + " (e.g. " + reason + "); pass --cuda-driver X.Y --sm-arch X.Y for another machine");
+  }
+  result.requirement = result.project + "==" + result.version;
+  for (const auto& f : result.files) result.requirement += " --hash=sha256:" + f.sha256;
+  std::string t = "# kwheel pin: " + result.project + " for " + target_description(req) + " on " + result.variant_machine + "\n";
+  t += "# variant: " + result.variant_label + " (PEP 825; install with uv pip install --preview-features wheel-variants -r FILE)\n";
+  for (const auto& f : result.files) t += "# file: " + f.filename + "\n";
+  t += result.index_line + "\n" + result.requirement + "\n";
+  result.text = t;
+}
+
 }  // namespace
 
 PinResult pin(const PinRequest& req) {
@@ -451,6 +487,11 @@ PinResult pin(const PinRequest& req) {
 
   const Listing listing = is_url ? list_index(req, wanted, index, result) : list_directory(req, wanted, result);
   result.project = *wanted;
+  if (is_variant_listing(listing.files)) {
+    pin_from_variant_index(listing, req, index.http(), result);
+    if (req.read_requirements) read_requirements(result, index.http());
+    return result;
+  }
   const std::vector<Fit> fits = judge_candidates(listing.files, req, index.http(), result);
   if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + result.project + "' at " + listing.where);
   if (fits.empty()) throw_no_fit(result, listing.where, req);
@@ -482,6 +523,7 @@ json to_json(const PinResult& r) {
          {"candidates", candidates}};
   // Where TLS trust and credentials came from, never what they are.
   if (r.page_format != "directory") j["connection"] = {{"ca_from", r.ca_from}, {"credentials_from", r.credentials_from}};
+  if (!r.variant_label.empty()) j["wheel_variant"] = {{"label", r.variant_label}, {"machine", r.variant_machine}};
   return j;
 }
 

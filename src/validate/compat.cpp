@@ -173,10 +173,10 @@ std::string LocalLabel::describe() const {
   return fw + ", " + compute() + (cxx98 ? ", pre-cxx11 C++ ABI" : "");
 }
 
-std::optional<std::string> filename_incompatibility(const WheelFilename& w, const InterpreterInfo& in, const std::string& device) {
+std::optional<std::string> tags_and_torch_incompatibility(const WheelFilename& w, const InterpreterInfo& in) {
   if (auto p = python_problem(w, in)) return p;
   if (auto p = platform_problem(w, in)) return p;
-  LocalLabel label = read_label(w.version);
+  const LocalLabel label = read_label(w.version);
   if ((label.framework == "torch" || label.framework == "torchstableabi") && label.framework_version) {
     const std::string need = label.framework == "torch" ? "==" + label.framework_version->str() + ".*" : ">=" + label.framework_version->str();
     if (!in.torch) return "the wheel needs torch " + need + " and " + who(in) + " has none";
@@ -185,6 +185,12 @@ std::optional<std::string> filename_incompatibility(const WheelFilename& w, cons
     bool ok = label.framework == "torch" ? *have == *label.framework_version : *have >= *label.framework_version;
     if (!ok) return "the wheel needs torch " + need + ", " + (in.executable.empty() ? "the target has" : "this interpreter has") + " torch " + *in.torch;
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> filename_incompatibility(const WheelFilename& w, const InterpreterInfo& in, const std::string& device) {
+  if (auto p = tags_and_torch_incompatibility(w, in)) return p;
+  const LocalLabel label = read_label(w.version);
   if (auto p = tvm_ffi_problem(label, in)) return p;
   if (auto p = backend_mismatch(label, system_backend(in, device))) return p;
   // kernels refuses --device cuda on a torch without CUDA outright.

@@ -46,6 +46,10 @@ struct PinRequest {
   // pin_dependencies (index/pin_dependencies.hpp). Off, pin reads no
   // METADATA beyond what --lock needs.
   bool read_requirements = false;
+  // From a variant index (index/pin_variants.hpp): the machine uv's NVIDIA
+  // provider would see; both unset: detected as uv detects it.
+  std::optional<std::string> cuda_driver;  // "X.Y" or "none"
+  std::optional<std::string> sm_arch;      // "X.Y"
 };
 
 struct PinCandidate {
@@ -70,6 +74,10 @@ struct PinResult {
   std::string ca_from;
   std::string credentials_from;
   std::vector<std::string> requires_dist;  // the chosen wheel's Requires-Dist, with PinRequest::read_requirements
+  // From a variant index: the chosen variant's label and the machine it was
+  // chosen for; "" otherwise.
+  std::string variant_label;
+  std::string variant_machine;
 };
 
 // An environment described on the command line: torch X.Y with CUDA X.Y,

@@ -47,6 +47,11 @@ LocalLabel read_label(const std::string& version);
 // platform tags (how `kwheel pin --torch X.Y --cuda X.Y` describes a target).
 std::optional<std::string> filename_incompatibility(const WheelFilename& wheel, const InterpreterInfo& env, const std::string& device);
 
+// The part of filename_incompatibility a PEP 825 variant wheel is judged
+// by (its GPU fit is its variant properties'): Python and platform tags,
+// and the torch version of its label.
+std::optional<std::string> tags_and_torch_incompatibility(const WheelFilename& wheel, const InterpreterInfo& env);
+
 // Why a build variant cannot run with `env`, or nullopt: the wheel kwheel
 // would build from it (its label, Python tags and platform), judged by
 // filename_incompatibility. What only the binaries say (the glibc floor,
