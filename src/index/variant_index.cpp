@@ -50,10 +50,12 @@ std::string short_target(const CudaTarget& t) {
 // properties, so one label always means one set of them (PEP 825).
 std::string cuda_label(const CudaRelease& bound, const std::vector<CudaTarget>& code) {
   std::string label = "cu" + std::to_string(bound.major) + (bound.minor < 10 ? "" : ".") + std::to_string(bound.minor) + "_";
+  // SASS before PTX, each by architecture: sm75.sm80...sm120.ptx120.
+  std::vector<CudaTarget> sorted = code;
+  std::sort(sorted.begin(), sorted.end());
   std::vector<std::string> names;
-  for (const auto& t : code) names.push_back(short_target(t));
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const auto& t : sorted)
+    if (names.empty() || names.back() != short_target(t)) names.push_back(short_target(t));
   return label + join(names, ".");
 }
 
