@@ -86,6 +86,74 @@ void check_pin_args(const PinArgs& a, bool both_out_names) {
     throw Error(ErrorKind::usage, "--deps-index-url '" + a.deps_index + "' must be an http://, https:// or file:// simple index URL");
 }
 
+// What the command line asks for, as the library takes it.
+PinRequest pin_request(const PinArgs& a) {
+  PinRequest req;
+  req.source = a.source;
+  req.connection = connection_settings(a);
+  if (!a.name.empty()) req.name = a.name;
+  if (!a.version.empty()) req.version = a.version;
+  req.extra_index = a.extra_index;
+  req.read_requirements = !a.no_deps;
+  if (!a.cuda_driver.empty()) req.cuda_driver = a.cuda_driver;
+  if (!a.sm_arch.empty()) req.sm_arch = a.sm_arch;
+  req.target = *described_or_probed(a.target, "builds");
+  if (a.target.torch_opt->count()) {
+    req.device = a.target.cpu ? "cpu" : "auto";
+  } else if (!req.target.torch) {
+    throw Error(ErrorKind::usage, "'" + req.target.executable + "' has no torch to pin for; pass --python PATH to one that has, or --torch X.Y with --cuda X.Y or --cpu");
+  }
+  if (!a.lock.empty() && (req.name || req.version)) throw Error(ErrorKind::usage, "--lock pins each locked kernel at its commit; drop --name and --version");
+  return req;
+}
+
+// The finished file on stdout, in --json, or named on stderr when written to -o.
+void report_pin(const PinArgs& a, const PinnedKernels& pinned, const PinnedDependencies& deps, const std::string& text, bool pylock, Output& out) {
+  if (out.json) {
+    auto j = pinned.json;
+    // One product per run: the lock replaces the requirements text.
+    if (pylock) {
+      j.erase("requirements");
+      j["pylock"] = text;
+    } else {
+      j["requirements"] = text;
+    }
+    j.update(to_json(deps));
+    if (!a.out.empty()) j["output"] = a.out;
+    out.emit_json(j);
+  } else if (a.out.empty()) {
+    std::cout << text << std::flush;
+  } else {
+    std::string extra;
+    if (!deps.kernel_depends.empty()) extra += ", " + std::to_string(deps.kernel_depends.size()) + " kernel-depends";
+    if (deps.resolution) extra += ", " + std::to_string(deps.resolution->dependencies.size()) + " dependencies (" + deps.resolution->tool + ")";
+    out.info("wrote " + a.out + ": " + pinned.summary + extra);
+  }
+}
+
+void run_pin(const PinArgs& a, Output& out) {
+  const PinRequest req = pin_request(a);
+  PinnedKernels pinned = pin_kernels(req, a);
+  const bool pylock = is_pylock_name(std::filesystem::path(a.out).filename().string());
+  for (const auto& k : pinned.kernels)
+    if (pylock && !k.variant_label.empty())
+      throw Error(ErrorKind::usage, "-o " + a.out + ": kwheel writes no pylock.toml for a variant index yet (PEP 825 puts variants.json into the lock); write requirements.txt and install it with uv --preview-features wheel-variants");
+  DependencyOptions deps_options;
+  if (!a.deps_index.empty()) deps_options.deps_index = a.deps_index;
+  if (!a.uv.empty()) deps_options.uv = a.uv;
+  deps_options.pylock = pylock;
+  // uv gets the CA, client certificate and logins kwheel's own requests use.
+  std::vector<std::string> urls{a.source};
+  if (!a.deps_index.empty()) urls.push_back(a.deps_index);
+  deps_options.access = child_tool_access(req.connection.tls, urls);
+  const PinnedDependencies deps = a.no_deps ? PinnedDependencies{} : pin_dependencies(req, pinned.kernels, deps_options);
+  const std::string index = kernels_index(pinned);
+  const std::string text = pylock ? pylock_with_dependencies(pinned.kernels, deps, index, target_words(req))
+                                  : requirements_with_dependencies(pinned.text, deps, deps_options, index);
+  if (!a.out.empty()) write_file_atomic(a.out, text);
+  report_pin(a, pinned, deps, text, pylock, out);
+}
+
 }  // namespace
 
 void register_pin(CLI::App& app, Output& out, int& exit_code) {
@@ -121,62 +189,8 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
                      "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o pylock.toml   # PEP 751, dependencies by uv"});
   sub->callback([a, out_file, old_name, &out, &exit_code] {
     check_pin_args(*a, out_file->count() && old_name->count());
-    PinRequest req;
-    req.source = a->source;
-    req.connection = connection_settings(*a);
-    if (!a->name.empty()) req.name = a->name;
-    if (!a->version.empty()) req.version = a->version;
-    req.extra_index = a->extra_index;
-    req.read_requirements = !a->no_deps;
-    if (!a->cuda_driver.empty()) req.cuda_driver = a->cuda_driver;
-    if (!a->sm_arch.empty()) req.sm_arch = a->sm_arch;
-    req.target = *described_or_probed(a->target, "builds");
-    if (a->target.torch_opt->count()) {
-      req.device = a->target.cpu ? "cpu" : "auto";
-    } else {
-      if (!req.target.torch)
-        throw Error(ErrorKind::usage, "'" + req.target.executable + "' has no torch to pin for; pass --python PATH to one that has, or --torch X.Y with --cuda X.Y or --cpu");
-    }
-    if (!a->lock.empty() && (req.name || req.version)) throw Error(ErrorKind::usage, "--lock pins each locked kernel at its commit; drop --name and --version");
-    PinnedKernels pinned = pin_kernels(req, *a);
-    const bool pylock = is_pylock_name(std::filesystem::path(a->out).filename().string());
-    for (const auto& k : pinned.kernels)
-      if (pylock && !k.variant_label.empty())
-        throw Error(ErrorKind::usage, "-o " + a->out + ": kwheel writes no pylock.toml for a variant index yet (PEP 825 puts variants.json into the lock); write requirements.txt and install it with uv --preview-features wheel-variants");
-    DependencyOptions deps_options;
-    if (!a->deps_index.empty()) deps_options.deps_index = a->deps_index;
-    if (!a->uv.empty()) deps_options.uv = a->uv;
-    deps_options.pylock = pylock;
-    // uv gets the CA, client certificate and logins kwheel's own requests use.
-    std::vector<std::string> urls{a->source};
-    if (!a->deps_index.empty()) urls.push_back(a->deps_index);
-    deps_options.access = child_tool_access(req.connection.tls, urls);
-    const PinnedDependencies deps = a->no_deps ? PinnedDependencies{} : pin_dependencies(req, pinned.kernels, deps_options);
-    const std::string index = kernels_index(pinned);
-    const std::string text = pylock ? pylock_with_dependencies(pinned.kernels, deps, index, target_words(req))
-                                    : requirements_with_dependencies(pinned.text, deps, deps_options, index);
-    if (!a->out.empty()) write_file_atomic(a->out, text);
+    run_pin(*a, out);
     exit_code = 0;
-    if (out.json) {
-      auto j = pinned.json;
-      // One product per run: the lock replaces the requirements text.
-      if (pylock) {
-        j.erase("requirements");
-        j["pylock"] = text;
-      } else {
-        j["requirements"] = text;
-      }
-      j.update(to_json(deps));
-      if (!a->out.empty()) j["output"] = a->out;
-      out.emit_json(j);
-    } else if (a->out.empty()) {
-      std::cout << text << std::flush;
-    } else {
-      std::string extra;
-      if (!deps.kernel_depends.empty()) extra += ", " + std::to_string(deps.kernel_depends.size()) + " kernel-depends";
-      if (deps.resolution) extra += ", " + std::to_string(deps.resolution->dependencies.size()) + " dependencies (" + deps.resolution->tool + ")";
-      out.info("wrote " + a->out + ": " + pinned.summary + extra);
-    }
   });
 }
 
