@@ -10,7 +10,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/sigstore/codec.hpp"
 #include "kwheel/sigstore/verifier.hpp"
-#include "kwheel/validate/verify_installed.hpp"
+#include "kwheel/trust/verify_installed.hpp"
 
 namespace kwheel::cli {
 

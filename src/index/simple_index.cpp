@@ -32,7 +32,7 @@
 #include "kwheel/base/unique_fd.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
-#include "kwheel/validate/wheel_signature.hpp"
+#include "kwheel/trust/wheel_signature.hpp"
 #include "kwheel/wheel/core_metadata.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 

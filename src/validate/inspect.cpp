@@ -10,7 +10,7 @@
 #include "kwheel/evidence/macho.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/validate/wheel_objects.hpp"
-#include "kwheel/validate/wheel_signature.hpp"
+#include "kwheel/trust/wheel_signature.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 

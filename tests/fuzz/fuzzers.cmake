@@ -16,6 +16,8 @@ list(TRANSFORM KWHEEL_FUZZ_ENTRY_POINTS REPLACE ".*/([a-z0-9_]+)_fuzzer\\.cpp$" 
 # target comes to reach should be added here.
 set(KWHEEL_FUZZ_MODULES
   evidence/abi3 evidence/elf evidence/manylinux                 # elf
+  evidence/elf_image evidence/elf_layout evidence/elf_dynamic
+  evidence/elf_versions evidence/elf_symbols
   evidence/manylinux_data evidence/manylinux_policy
   kernel/variant wheel/tags validate/compat packaging/pep440    # variant, index_page
   packaging/wheel_filename base/text

@@ -18,7 +18,6 @@
 #include "kwheel/evidence/macos_tag.hpp"
 #include "kwheel/evidence/manylinux.hpp"
 #include "kwheel/kernel/repo_layout.hpp"
-#include "kwheel/factory/reuse_state.hpp"
 #include "kwheel/wheel/tags.hpp"
 #include "kwheel/wheel/wheel_writer.hpp"
 
@@ -103,21 +102,7 @@ struct BuildReport {
 // Throws Error(usage) for bad options (version, name, globs).
 BuildReport build_wheels(const std::vector<VariantInput>& variants, const BuildOptions& options);
 
-// The two halves of build_wheels, for callers that commit several builds
-// at once (`build --lock`: every kernel's wheels, or none). The staged
-// wheels are temp files beside out_dir, removed unless committed.
-struct StagedBuild {
-  BuildReport report;
-  std::vector<StagedWheel> staged;        // per variant
-  std::vector<std::string> fingerprints;  // per variant
-  // Per variant: a kept wheel's state with the digest this run took (the
-  // run that wrote it reported none), for commit_build to record.
-  std::vector<std::optional<ReuseState>> digests_taken;
-  std::vector<size_t> todo;               // the selected variants
-};
-StagedBuild stage_build(const std::vector<VariantInput>& variants, const BuildOptions& options);
-// Renames every staged wheel into out_dir; call only when report.ok().
-void commit_build(StagedBuild& build);
+// The two halves of build_wheels, stage_build and commit_build: staging.hpp.
 
 // The wheel's contents for one variant (exposed for tests and `inspect`).
 struct PlannedWheel {
@@ -139,11 +124,6 @@ struct PlannedWheel {
   std::string cpython_module;  // a member named for one CPython, which set the Python tags ("" for abi3)
 };
 PlannedWheel plan_wheel(const VariantInput& variant, const BuildOptions& options);
-
-// Identifies everything that determines a wheel's bytes: member files (by
-// device, inode, size, mtime and ctime, which any write changes), their
-// archive paths and modes, METADATA, WHEEL, write options, kwheel version.
-std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& options);
 
 nlohmann::json to_json(const VariantResult& result);
 nlohmann::json to_json(const BuildReport& report);

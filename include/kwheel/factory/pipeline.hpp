@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kwheel/factory/build.hpp"
+#include "kwheel/factory/staging.hpp"
 #include "kwheel/factory/source.hpp"
 #include "kwheel/factory/wheel_version.hpp"
 

@@ -11,66 +11,22 @@
 #include <iterator>
 #include <map>
 
+#include "factory/build_fixtures.hpp"
 #include "kwheel/base/error.hpp"
 #include "test_support.hpp"
 
 using namespace kwheel;
 namespace fs = std::filesystem;
+using kwheel::testing::BuiltWithoutDigest;
+using kwheel::testing::img2gray;
+using kwheel::testing::options;
 using kwheel::testing::sha256sum;
 using kwheel::testing::slurp;
+using kwheel::testing::state_of;
+using kwheel::testing::variant;
 
 namespace {
 
-
-// A variant whose files live under dir/<variant>/.
-VariantInput variant(const fs::path& dir, const std::string& name, std::vector<std::pair<std::string, std::string>> files) {
-  VariantInput v{name, {}};
-  for (auto& [path, content] : files) {
-    fs::path src = dir / name / path;
-    fs::create_directories(src.parent_path());
-    std::ofstream(src, std::ios::binary) << content;
-    v.files.push_back({path, src, content.size(), false});
-  }
-  return v;
-}
-
-// A real (tiny, libc-free) shared object: the build reads every .so of a
-// Linux variant for its platform tag. Compiled once per test binary.
-std::string shared_object(const std::string& cpu) {
-  static const std::string base = [] {
-    const fs::path d = fs::temp_directory_path() / ("kwheel-build-so-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    std::ofstream(d / "k.c") << "int kwheel_fixture_kernel(int x) { return 2 * x + 1; }\n";
-    const std::string cmd = "cc -shared -fPIC -nostdlib -O2 -o '" + (d / "k.so").string() + "' '" + (d / "k.c").string() + "'";
-    if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << "cannot compile a shared object: " << cmd;
-    std::string so = slurp(d / "k.so");
-    fs::remove_all(d);
-    return so;
-  }();
-  std::string so = base;
-  if (cpu == "aarch64" && so.size() > 20) {  // e_machine = EM_AARCH64 (183)
-    so[18] = static_cast<char>(183);
-    so[19] = 0;
-  }
-  return so;
-}
-
-VariantInput img2gray(const fs::path& dir, const std::string& name) {
-  std::vector<std::pair<std::string, std::string>> files{{"img2gray/__init__.py", "from ._ops import ops\n"},
-                                                         {"img2gray/_ops.py", "ops = None\n"}};
-  if (name.ends_with("-linux"))
-    files.push_back({"img2gray/_img2gray_0123abc.abi3.so", shared_object(name.find("aarch64") != std::string::npos ? "aarch64" : "x86_64")});
-  return variant(dir, name, files);
-}
-
-BuildOptions options(const fs::path& out) {
-  BuildOptions o;
-  o.name = "img2gray";
-  o.version = "0.1.0";
-  o.out_dir = out;
-  o.tags.manylinux = "2_28";  // an explicit claim, checked against the .so files
-  return o;
-}
 
 std::string plan_error(const VariantInput& v, const BuildOptions& o, ErrorKind kind = ErrorKind::input) {
   try {
@@ -360,30 +316,6 @@ TEST(BuildWheels, IllTypedReuseStateIsNotReusable) {
   }
 }
 
-namespace {
-
-nlohmann::json state_of(const fs::path& wheel) {
-  return nlohmann::json::parse(slurp(wheel.parent_path() / ".kwheel" / (wheel.filename().string() + ".json")));
-}
-
-// One variant built by a run that reported no digest; options now ask for one.
-struct BuiltWithoutDigest {
-  TempDir t;
-  BuildOptions o = options(t.path() / "dist");
-  std::vector<VariantInput> variants{img2gray(t.path(), "torch-universal")};
-  fs::path wheel;
-  BuiltWithoutDigest() {
-    o.write.digest = false;
-    auto first = build_wheels(variants, o);
-    EXPECT_TRUE(first.committed);
-    EXPECT_EQ(first.variants[0].sha256, "");
-    wheel = first.variants[0].wheel;
-    o.write.digest = true;
-  }
-};
-
-}  // namespace
-
 // A build that reports no digest takes none; a later one that does takes it
 // for the wheel it keeps, and records it at the commit.
 TEST(BuildWheels, AKeptWheelGetsItsDigestWhenARunFirstReportsIt) {
@@ -394,24 +326,4 @@ TEST(BuildWheels, AKeptWheelGetsItsDigestWhenARunFirstReportsIt) {
   EXPECT_TRUE(again.variants[0].reused);
   EXPECT_EQ(again.variants[0].sha256, sha256sum(b.wheel));
   EXPECT_EQ(state_of(b.wheel).value("sha256", ""), sha256sum(b.wheel));
-}
-
-// Another run into the same out_dir may replace a kept wheel between this
-// run's staging (which hashed it) and its commit: that digest is not the
-// new file's, so it is not recorded.
-TEST(BuildWheels, AKeptWheelReplacedBeforeTheCommitGetsNoDigestRecorded) {
-  BuiltWithoutDigest b;
-  StagedBuild staged = stage_build(b.variants, b.o);
-  ASSERT_TRUE(staged.report.ok());
-  ASSERT_TRUE(staged.report.variants[0].reused);
-  const std::string hashed = staged.report.variants[0].sha256;
-  EXPECT_EQ(hashed, sha256sum(b.wheel));
-  const fs::path other = b.wheel.parent_path() / "other.tmp";
-  std::ofstream(other, std::ios::binary) << slurp(b.wheel) << "another run's bytes";
-  fs::rename(other, b.wheel);
-  commit_build(staged);
-  EXPECT_FALSE(state_of(b.wheel).contains("sha256")) << state_of(b.wheel).dump();
-  auto after = build_wheels(b.variants, b.o);
-  EXPECT_FALSE(after.variants[0].reused);
-  EXPECT_EQ(after.variants[0].sha256, hashed);
 }

@@ -1,10 +1,10 @@
-#include "kwheel/validate/wheel_signature.hpp"
+#include "kwheel/trust/wheel_signature.hpp"
 
 #include <vector>
 
 #include "kwheel/kernel/kernel_metadata.hpp"
-#include "kwheel/validate/chain_evidence.hpp"
-#include "kwheel/validate/verify_chain.hpp"
+#include "kwheel/trust/chain_evidence.hpp"
+#include "kwheel/trust/verify_chain.hpp"
 
 namespace kwheel {
 

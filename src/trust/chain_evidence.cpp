@@ -1,4 +1,4 @@
-#include "kwheel/validate/chain_evidence.hpp"
+#include "kwheel/trust/chain_evidence.hpp"
 
 #include <algorithm>
 

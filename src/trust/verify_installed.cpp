@@ -13,9 +13,9 @@
 #include "kwheel/kernel/kernel_metadata.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/record.hpp"
-#include "kwheel/validate/chain_evidence.hpp"
-#include "kwheel/validate/import_package.hpp"
-#include "kwheel/validate/verify_installed.hpp"
+#include "kwheel/trust/chain_evidence.hpp"
+#include "kwheel/trust/import_package.hpp"
+#include "kwheel/trust/verify_installed.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {

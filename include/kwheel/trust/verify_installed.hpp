@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kwheel/validate/verify_chain.hpp"
+#include "kwheel/trust/verify_chain.hpp"
 
 namespace kwheel {
 

@@ -13,7 +13,7 @@
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/hub/repo_file.hpp"
-#include "kwheel/validate/verify_chain.hpp"
+#include "kwheel/trust/verify_chain.hpp"
 
 namespace kwheel {
 

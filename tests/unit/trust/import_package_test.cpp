@@ -1,6 +1,6 @@
 // Which package a distribution's name imports: read from the top level of
 // site-packages or a wheel, as Python's path finder sees it.
-#include "kwheel/validate/import_package.hpp"
+#include "kwheel/trust/import_package.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // tests/integration/test_verify_installed.py); these tests cover the rest
 // of the chain: RECORD, the digest and its layouts, the signer verdict of an
 // unsigned item, and the exit codes.
-#include "kwheel/validate/verify_installed.hpp"
+#include "kwheel/trust/verify_installed.hpp"
 
 #include <gtest/gtest.h>
 

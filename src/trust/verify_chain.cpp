@@ -1,4 +1,4 @@
-#include "kwheel/validate/verify_chain.hpp"
+#include "kwheel/trust/verify_chain.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -10,9 +10,9 @@
 #include "kwheel/hub/repo_file.hpp"
 #include "kwheel/kernel/kernel_layout.hpp"
 #include "kwheel/packaging/record.hpp"
-#include "kwheel/validate/chain_evidence.hpp"
-#include "kwheel/validate/import_package.hpp"
-#include "kwheel/validate/verify_installed.hpp"
+#include "kwheel/trust/chain_evidence.hpp"
+#include "kwheel/trust/import_package.hpp"
+#include "kwheel/trust/verify_installed.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {

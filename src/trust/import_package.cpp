@@ -1,4 +1,4 @@
-#include "kwheel/validate/import_package.hpp"
+#include "kwheel/trust/import_package.hpp"
 
 #include <algorithm>
 #include <array>
