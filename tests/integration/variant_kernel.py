@@ -350,7 +350,8 @@ class Installed:
         return json.loads(p.read_text(encoding="utf-8"))
 
     def nothing_installed(self) -> bool:
-        return not self.target.exists() or not any(self.target.iterdir())
+        """No package and no dist-info in the target (uv leaves its .lock file there either way)."""
+        return not self.target.exists() or not [p for p in self.target.iterdir() if p.name != ".lock"]
 
     def __str__(self) -> str:
         return f"$ {' '.join(map(str, self.run.args))}\nexit {self.run.returncode}\n{self.run.stdout}\n{self.run.stderr}"
