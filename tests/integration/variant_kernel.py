@@ -379,11 +379,11 @@ def tool_env(tmp: Path, driver: str | None = None, sm: str | None = None) -> dic
 
 
 def uv_install(uv: Path, python: Path, index: Path, target: Path, *, driver: str | None = None, sm: str | None = None,
-               preview: bool = True) -> Installed:
-    """`uv pip install [--preview-features wheel-variants] --index-url file://INDEX/ img2gray --no-deps --target TARGET`."""
+               preview: bool = True, name: str = NAME) -> Installed:
+    """`uv pip install [--preview-features wheel-variants] --index-url file://INDEX/ NAME --no-deps --target TARGET`."""
     shutil.rmtree(target, ignore_errors=True)
     cmd = [str(uv), "pip", "install", "--python", str(python), *(["--preview-features", "wheel-variants"] if preview else []),
-           "--index-url", index.as_uri() + "/", NAME, "--no-deps", "--target", str(target)]
+           "--index-url", index.as_uri() + "/", name, "--no-deps", "--target", str(target)]
     run = subprocess.run(cmd, capture_output=True, text=True, env=tool_env(target.parent / f"{target.name}-env", driver, sm),
                          timeout=300)
     return Installed(run, target)
