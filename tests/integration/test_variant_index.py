@@ -1,0 +1,215 @@
+"""`kwheel index DIST -o SITE --variants`: a PEP 825 variant index per torch version, which uv
+0.13.9 (`--preview-features wheel-variants`) installs from, picking the build the machine runs.
+
+The kernel is variant_kernel.py's: four torch 2.11 builds of img2gray whose binaries differ for
+real (CPU; ptxas 12.6 sm_80+sm_90; ptxas 12.9 sm_100 only; nvcc 13.0 sm_90), built by `kwheel
+build DIR`. `kwheel index --variants` must write SITE/variants/torch2.11/simple/img2gray/, whose
+page links one variant wheel per build and img2gray-<version>-variants.json. uv's NVIDIA provider
+is forced to a driver version and a GPU (NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION and
+NV_VARIANT_PROVIDER_FORCE_SM_ARCH; this machine has no GPU, so neither set is a machine without
+one). What uv installed is judged by the installed .so's bytes against the fixture's builds, not
+by anything kwheel wrote, and by the installed dist-info/variant.json against the page's wheel.
+Wheel filenames are read from the pages, never written here. Each case has its own uv cache.
+
+What uv 0.13.9 does with such an index (checked by hand on tiny wheels before these tests were
+written): it reads the file:// project page's HTML only (not index.json); it needs the
+`<name>-<version>-variants.json` link on the page, or every variant wheel is "unsupported"; it
+checks that file's #sha256 ("Hash mismatch for package metadata") as it checks the wheels'; it
+chooses from variants.json and then re-checks the chosen wheel's own variant.json at install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import variant_kernel as vk  # noqa: E402
+from conftest import clean_env  # noqa: E402
+from variant_kernel import variant_kernel  # noqa: E402,F401  (the session fixture)
+
+VARIANTS_JSON = re.compile(rf"^{vk.NAME}-(?P<version>[^-]+)-variants\.json$")
+
+
+def kwheel(kwheel_bin, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(kwheel_bin), *map(str, args)], capture_output=True, text=True, env=clean_env(), timeout=300)
+
+
+@pytest.fixture(scope="module")
+def site(kwheel_bin, variant_kernel, tmp_path_factory) -> dict:
+    """DIST from `kwheel build DIR`, SITE from `kwheel index DIST -o SITE --variants --json`."""
+    base = tmp_path_factory.mktemp("variant-site")
+    dist, site = base / "dist", base / "site"
+    r = kwheel(kwheel_bin, "build", variant_kernel.repo, "-o", dist, "--version", vk.VERSION)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--variants", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    return {"base": base, "dist": dist, "site": site, "report": report}
+
+
+@pytest.fixture(scope="module")
+def index(site) -> Path:
+    """The variant index of torch 2.11: SITE/variants/torch2.11/simple/."""
+    p = site["site"] / "variants" / vk.TORCH / "simple"
+    assert (p / vk.NAME / "index.html").is_file(), f"no project page under {p}: {sorted(str(x.relative_to(site['site'])) for x in site['site'].rglob('*'))[:60]}"
+    return p
+
+
+@pytest.fixture(scope="module")
+def page(index) -> dict:
+    """The project page, read: its wheels (name -> file, sha256) and its variants.json."""
+    links = vk.page_links(index / vk.NAME / "index.html")
+    jsons = {n: v for n, v in links.items() if n.endswith(".json")}
+    wheels = {n: v for n, v in links.items() if n.endswith(".whl")}
+    assert set(links) == set(jsons) | set(wheels), f"only wheels and variants.json: {sorted(links)}"
+    assert len(jsons) == 1 and VARIANTS_JSON.match(next(iter(jsons))), f"one <name>-<version>-variants.json link: {sorted(links)}"
+    (json_name, (json_path, json_sha)), = jsons.items()
+    return {"wheels": wheels, "json_name": json_name, "json_path": json_path, "json_sha": json_sha,
+            "variants": json.loads(json_path.read_bytes())}
+
+
+def wheel_variant_json(wheel: Path) -> dict:
+    with zipfile.ZipFile(wheel) as z:
+        (name,) = [n for n in z.namelist() if re.fullmatch(r"[^/]+\.dist-info/variant\.json", n)]
+        return json.loads(z.read(name))
+
+
+def wheel_build(kernel: vk.VariantKernel, wheel: Path) -> str:
+    """The fixture build whose .so the wheel carries."""
+    with zipfile.ZipFile(wheel) as z:
+        sos = [z.read(n) for n in z.namelist() if n.endswith(".so")]
+    assert len(sos) == 1, f"{wheel.name}: {len(sos)} .so files"
+    return kernel.build_of(sos[0])
+
+
+def assert_installed(installed: vk.Installed, kernel: vk.VariantKernel, page: dict, expected: str) -> None:
+    """uv installed `expected` (by the .so's bytes), from the page's wheel of that build (by variant.json)."""
+    assert installed.ok, str(installed)
+    got = kernel.build_of(installed.so())
+    assert got == expected, f"installed the {got} build, expected {expected}\n{installed}"
+    meta = installed.variant_json()
+    (label,) = meta["variants"]
+    (wheel,) = [p for _, (p, _) in page["wheels"].items() if wheel_build(kernel, p) == expected]
+    assert label == vk.variant_label(wheel.name), (label, wheel.name)
+    assert meta == wheel_variant_json(wheel)
+    if expected == vk.CPU:
+        assert label == "null" and meta["variants"] == {"null": {}}, meta
+    else:
+        assert label != "null" and meta["variants"][label], meta
+
+
+# --------------------------------------------------------------------------- the index as uv reads it
+
+
+def test_the_page_links_one_variant_wheel_per_build_and_the_variants_json(variant_kernel, page):
+    builds = {name: wheel_build(variant_kernel, p) for name, (p, _) in page["wheels"].items()}
+    assert sorted(builds.values()) == sorted(vk.BUILDS), builds
+    labels = {name: vk.variant_label(name) for name in page["wheels"]}
+    assert None not in labels.values(), f"a plain wheel on the variant page: {labels}"
+    assert [n for n, b in builds.items() if labels[n] == "null"] == [n for n, b in builds.items() if b == vk.CPU]
+    # One release: every wheel has the version variants.json is named for.
+    version = VARIANTS_JSON.match(page["json_name"])["version"]
+    assert {n.split("-")[1] for n in page["wheels"]} == {version}
+    # variants.json lists exactly the page's labels, each as the wheel's own variant.json says.
+    doc = page["variants"]
+    assert doc["$schema"] and doc["default-priorities"]["namespace"], doc
+    assert sorted(doc["variants"]) == sorted(labels.values())
+    for name, (p, _) in page["wheels"].items():
+        own = wheel_variant_json(p)
+        assert list(own["variants"]) == [labels[name]], (name, own)
+        assert own["variants"][labels[name]] == doc["variants"][labels[name]], name
+        assert own["default-priorities"] == doc["default-priorities"] and own.get("providers") == doc.get("providers"), name
+
+
+def test_every_link_carries_the_sha256_of_its_file(page, index):
+    links = vk.page_links(index / vk.NAME / "index.html")
+    for name, (p, sha) in links.items():
+        assert sha == hashlib.sha256(p.read_bytes()).hexdigest(), name
+    # The PEP 691 twin lists the same files and hashes.
+    pj = json.loads((index / vk.NAME / "index.json").read_bytes())
+    assert {f["filename"]: f["hashes"]["sha256"] for f in pj["files"]} == {n: s for n, (_, s) in links.items()}
+
+
+@pytest.mark.parametrize("variant", list(vk.BUILDS))
+def test_every_variant_wheel_has_a_valid_record(variant_kernel, page, variant):
+    (wheel,) = [p for _, (p, _) in page["wheels"].items() if wheel_build(variant_kernel, p) == variant]
+    assert vk.record_problems(wheel) == [], wheel.name
+
+
+# --------------------------------------------------------------------------- uv chooses the build the machine runs
+
+CASES = [
+    # driver, GPU compute capability, the build uv must install
+    ("13.0", "9.0", vk.CU130),
+    ("13.0", "10.0", vk.CU129),   # the sm_100-only build; cu130 has no sm_100 code
+    ("12.9", "9.0", vk.CU126),    # cu130 needs driver 13; the sm_100-only cu129 never runs on sm_90
+    ("12.6", "9.0", vk.CU126),
+    ("12.6", "10.0", vk.CPU),     # cu126 has no sm_100 code, cu129 needs driver 12.9: the null variant
+    (None, None, vk.CPU),         # no NVIDIA driver at all
+]
+
+
+@pytest.mark.parametrize("driver,sm,expected", CASES,
+                         ids=[f"driver{d or '-none'}-sm{s or '-none'}-{e.split('-')[2]}" for d, s, e in CASES])
+def test_uv_installs_the_build_the_machine_runs(variant_kernel, page, index, venv_bin, tmp_path, driver, sm, expected):
+    installed = vk.uv_install(venv_bin / "uv", venv_bin / "python", index, tmp_path / "target", driver=driver, sm=sm)
+    assert_installed(installed, variant_kernel, page, expected)
+
+
+def test_uv_without_the_preview_flag_refuses_the_variant_index(index, venv_bin, tmp_path):
+    installed = vk.uv_install(venv_bin / "uv", venv_bin / "python", index, tmp_path / "target", driver="13.0", sm="9.0",
+                              preview=False)
+    assert installed.run.returncode != 0, str(installed)
+    assert installed.nothing_installed(), str(installed)
+
+
+def test_kwheel_verify_passes_on_the_uv_installed_variant_wheel(kwheel_bin, variant_kernel, page, index, venv_bin, tmp_path):
+    installed = vk.uv_install(venv_bin / "uv", venv_bin / "python", index, tmp_path / "target", driver="13.0", sm="9.0")
+    assert_installed(installed, variant_kernel, page, vk.CU130)
+    r = kwheel(kwheel_bin, "verify", "--allow-unsigned", "--json", installed.target, vk.NAME)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (item,) = json.loads(r.stdout)["items"]
+    assert item["ok"] and "record" in item["passed"] and "digest" in item["passed"], item
+
+
+# --------------------------------------------------------------------------- pip, and today's sub-indexes
+
+
+def test_pip_installs_the_cu130_wheel_from_todays_sub_index(variant_kernel, site, venv_bin, tmp_path):
+    sub = site["site"] / f"{vk.TORCH}-cu130" / "simple"
+    links = vk.page_links(sub / vk.NAME / "index.html")
+    assert links and all(vk.variant_label(n) is None for n in links if n.endswith(".whl")), sorted(links)
+    installed = vk.pip_install(venv_bin / "pip", sub, tmp_path / "target")
+    assert installed.ok, str(installed)
+    assert variant_kernel.build_of(installed.so()) == vk.CU130
+    (dist_info,) = installed.target.glob(f"{vk.NAME}-*.dist-info")
+    assert not (dist_info / "variant.json").exists()
+
+
+def test_pip_installs_nothing_from_the_variant_index(index, venv_bin, tmp_path):
+    installed = vk.pip_install(venv_bin / "pip", index, tmp_path / "target")
+    assert installed.run.returncode != 0, str(installed)
+    assert "No matching distribution found for img2gray" in installed.run.stderr, str(installed)
+    assert installed.nothing_installed(), str(installed)
+
+
+def test_variants_leave_todays_index_as_it_was(kwheel_bin, site):
+    """The same DIST indexed without --variants gives the same simple/ and sub-index pages and files."""
+    plain = site["base"] / "site-plain"
+    r = kwheel(kwheel_bin, "index", site["dist"], "-o", plain)
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = {p.relative_to(plain): p.read_bytes() for p in plain.rglob("*") if p.is_file()
+              and (p.relative_to(plain).parts[0] == "files" or "simple" in p.relative_to(plain).parts)}
+    assert before
+    changed = [str(rel) for rel, data in before.items()
+               if not (site["site"] / rel).is_file() or (site["site"] / rel).read_bytes() != data]
+    assert changed == []
