@@ -213,3 +213,96 @@ def test_variants_leave_todays_index_as_it_was(kwheel_bin, site):
     changed = [str(rel) for rel, data in before.items()
                if not (site["site"] / rel).is_file() or (site["site"] / rel).read_bytes() != data]
     assert changed == []
+
+
+# --------------------------------------------------------------------------- pin and inspect read it as uv does
+
+
+def pin_for(kwheel_bin, index: Path, out: Path, driver: str | None, sm: str | None) -> subprocess.CompletedProcess:
+    machine = ["--cuda-driver", driver or "none", *(["--sm-arch", sm] if sm else [])]
+    return kwheel(kwheel_bin, "pin", index.as_uri() + "/", "--torch", "2.11", "--cuda", "13.0", *machine, "--no-deps", "-o", out)
+
+
+@pytest.mark.parametrize("driver,sm,expected", CASES,
+                         ids=[f"driver{d or '-none'}-sm{s or '-none'}-{e.split('-')[2]}" for d, s, e in CASES])
+def test_pin_pins_what_uv_installs_on_that_machine(kwheel_bin, variant_kernel, page, index, venv_bin, tmp_path, driver, sm, expected):
+    req = tmp_path / "requirements.txt"
+    r = pin_for(kwheel_bin, index, req, driver, sm)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # uv, on the same machine, installs exactly the pinned file (--require-hashes holds it to the sha256).
+    target = tmp_path / "target"
+    run = subprocess.run([str(venv_bin / "uv"), "pip", "install", "--python", str(venv_bin / "python"), "--preview-features", "wheel-variants",
+                          "--require-hashes", "--no-deps", "-r", str(req), "--target", str(target)],
+                         capture_output=True, text=True, env=vk.tool_env(tmp_path / "env", driver, sm), timeout=300)
+    assert_installed(vk.Installed(run, target), variant_kernel, page, expected)
+
+
+def test_a_pin_for_one_machine_fails_on_another(kwheel_bin, index, venv_bin, tmp_path):
+    req = tmp_path / "requirements.txt"
+    assert pin_for(kwheel_bin, index, req, "13.0", "9.0").returncode == 0
+    target = tmp_path / "target"
+    run = subprocess.run([str(venv_bin / "uv"), "pip", "install", "--python", str(venv_bin / "python"), "--preview-features", "wheel-variants",
+                          "--require-hashes", "--no-deps", "-r", str(req), "--target", str(target)],
+                         capture_output=True, text=True, env=vk.tool_env(tmp_path / "env", "12.6", "9.0"), timeout=300)
+    assert run.returncode != 0 and vk.Installed(run, target).nothing_installed(), run.stdout + run.stderr
+
+
+def test_pin_refuses_a_malformed_machine_in_one_line(kwheel_bin, index, tmp_path):
+    r = kwheel(kwheel_bin, "pin", index.as_uri() + "/", "--torch", "2.11", "--cuda", "13.0", "--cuda-driver", "13", "--no-deps")
+    assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
+    (line,) = r.stderr.splitlines()
+    assert "--cuda-driver '13'" in line and "X.Y" in line
+
+
+def test_inspect_shows_the_label_and_the_properties_variants_json_gives_it(kwheel_bin, page):
+    for name, (wheel, _) in page["wheels"].items():
+        r = kwheel(kwheel_bin, "inspect", wheel, "--json")
+        assert r.returncode == 0, r.stdout + r.stderr
+        shown = json.loads(r.stdout)["variant"]
+        label = vk.variant_label(name)
+        assert shown["label"] == label and shown["problem"] is None, shown
+        assert shown["properties"] == page["variants"]["variants"][label], name
+
+
+# --------------------------------------------------------------------------- the site over runs, and what is not a variant
+
+
+def test_the_variant_index_is_reproducible_and_kept_until_no_variants(kwheel_bin, site):
+    files = site["site"] / "variants" / "files"
+    again = site["base"] / "site-again"
+    assert kwheel(kwheel_bin, "index", site["dist"], "-o", again, "--variants").returncode == 0
+    first = {p.name: p.read_bytes() for p in files.iterdir()}
+    assert first == {p.name: p.read_bytes() for p in (again / "variants" / "files").iterdir()}
+    # A later run without the flag keeps writing it (the manifest keeps the choice), --no-variants drops it.
+    assert kwheel(kwheel_bin, "index", site["dist"], "-o", again).returncode == 0
+    assert first == {p.name: p.read_bytes() for p in (again / "variants" / "files").iterdir()}
+    assert kwheel(kwheel_bin, "index", site["dist"], "-o", again, "--no-variants").returncode == 0
+    assert not (again / "variants").exists()
+
+
+def test_a_variant_wheel_given_to_the_index_is_refused_in_one_line(kwheel_bin, page, tmp_path):
+    wheel = next(p for _, (p, _) in page["wheels"].items())
+    r = kwheel(kwheel_bin, "index", wheel, "-o", tmp_path / "site")
+    assert r.returncode == 3, r.stdout + r.stderr
+    (line,) = r.stderr.splitlines()
+    assert "variant wheel" in line and wheel.name in line
+    assert not (tmp_path / "site").exists()
+
+
+def test_builds_uv_cannot_tell_apart_are_left_out_with_their_reason(kwheel_bin, tmp_path):
+    """ROCm, cxx98 and pure-Python builds stay in their sub-indexes only (synthetic ELFs: their code is not read)."""
+    from kwheel_fixtures import make_kernel_repo
+    variants = ["torch211-cxx11-rocm64-x86_64-linux", "torch26-cxx98-cu124-x86_64-linux", "torch-universal", "torch211-cxx11-cu130-x86_64-linux"]
+    repo = make_kernel_repo(tmp_path, variants=variants)
+    assert kwheel(kwheel_bin, "build", repo, "-o", tmp_path / "dist", "--version", "1.0").returncode == 0
+    r = kwheel(kwheel_bin, "index", tmp_path / "dist", "-o", tmp_path / "site", "--variants", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = json.loads(r.stdout)["variant_index"]
+    reasons = {l["filename"].split("-")[1]: l["reason"] for l in v["left_out"]}
+    assert v["wheels"] == [] and len(reasons) == 4, v
+    assert "detects only NVIDIA GPUs" in reasons["1.0+torch2.11.rocm64"]
+    assert "C++11" in reasons["1.0+torch2.6.cu124.cxx98"]
+    assert "pure-Python" in reasons["1.0"]
+    # This cu130 build's .so carries no device code (a synthetic host object): nothing to read a bound from.
+    assert "no CUDA device code" in reasons["1.0+torch2.11.cu130"]
+    assert not (tmp_path / "site" / "variants").exists()
