@@ -3,6 +3,7 @@
 // compile real shared objects at test time (so the evidence is what today's
 // toolchain emits, not checked-in binaries), and patch ELF64 images in
 // memory to make them malformed in precise ways.
+#include "file_support.hpp"
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -39,10 +40,6 @@ class TempDir {
   fs::path path_;
 };
 
-inline void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
 
 inline std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "file_support.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/packaging/record.hpp"
 #include "kwheel/base/temp_dir.hpp"

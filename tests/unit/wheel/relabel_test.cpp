@@ -21,10 +21,7 @@ using kwheel::testing::slurp;
 
 namespace {
 
-void write(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-}
+void write(const fs::path& p, const std::string& content) { kwheel::testing::write_file(p, content); }
 
 // name -> (bytes, unix mode) in archive order.
 std::vector<std::pair<std::string, std::pair<std::string, unsigned>>> read_zip(const fs::path& p) {

@@ -30,10 +30,7 @@ using kwheel::testing::slurp;
 namespace {
 
 
-void write(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-}
+void write(const fs::path& p, const std::string& content) { kwheel::testing::write_file(p, content); }
 
 uint16_t u16(const std::string& b, size_t o) { return uint8_t(b.at(o)) | uint8_t(b.at(o + 1)) << 8; }
 uint32_t u32(const std::string& b, size_t o) { return u16(b, o) | uint32_t(u16(b, o + 2)) << 16; }
