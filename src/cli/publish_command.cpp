@@ -35,6 +35,24 @@ std::string env_text(const char* name) {
 
 }  // namespace
 
+namespace {
+
+// One line per file as its upload ends; under -q only what failed, on stderr.
+void print_upload(const UploadResult& r, const Output& out) {
+  if (out.json) return;
+  if (out.quiet) {
+    if (r.status == UploadResult::Status::failed) out.error(r.file.filename().string() + ": " + r.message);
+    return;
+  }
+  std::cout << std::left << std::setw(9) << (r.status == UploadResult::Status::failed ? "FAILED" : status_name(r.status)) << " "
+            << r.file.filename().string();
+  if (r.status == UploadResult::Status::failed) std::cout << "\n          " << r.message;
+  else if (!r.message.empty()) std::cout << " (" << r.message << ")";
+  std::cout << std::endl;
+}
+
+}  // namespace
+
 void register_publish(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<PublishArgs>();
   auto* sub = app.add_subcommand("publish", "Upload wheels to a package index with the upload API twine uses (pypiserver, devpi, PyPI, ...)");
@@ -84,19 +102,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
     o.user_agent = "kwheel/" KWHEEL_VERSION;
     out.info("publishing " + std::to_string(wheels.size()) + " file(s) to " + repository.url +
              (repository.username.empty() ? " (no credentials)" : " as " + repository.username));
-    auto print = [&out](const UploadResult& r) {
-      if (out.json) return;
-      if (out.quiet) {  // only what failed, on stderr
-        if (r.status == UploadResult::Status::failed) out.error(r.file.filename().string() + ": " + r.message);
-        return;
-      }
-      std::cout << std::left << std::setw(9) << (r.status == UploadResult::Status::failed ? "FAILED" : status_name(r.status)) << " "
-                << r.file.filename().string();
-      if (r.status == UploadResult::Status::failed) std::cout << "\n          " << r.message;
-      else if (!r.message.empty()) std::cout << " (" << r.message << ")";
-      std::cout << std::endl;
-    };
-    auto results = publish(wheels, repository, o, print);
+    auto results = publish(wheels, repository, o, [&out](const UploadResult& r) { print_upload(r, out); });
     size_t uploaded = 0, existing = 0, failed = 0;
     nlohmann::json files = nlohmann::json::array();
     exit_code = 0;
