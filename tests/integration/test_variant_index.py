@@ -306,3 +306,30 @@ def test_builds_uv_cannot_tell_apart_are_left_out_with_their_reason(kwheel_bin, 
     # This cu130 build's .so carries no device code (a synthetic host object): nothing to read a bound from.
     assert "no CUDA device code" in reasons["1.0+torch2.11.cu130"]
     assert not (tmp_path / "site" / "variants").exists()
+
+
+def test_the_kernel_page_line_installs_from_the_variant_index(kwheel_bin, variant_kernel, site, venv_bin, tmp_path):
+    """The torch 2.11 row's uv line, pasted as the page shows it (absolute URLs with --base-url), installs the
+    build uv picks for the machine; only --no-deps is added, since no torch is on the (empty) dependency index."""
+    import html
+    deps = tmp_path / "deps" / "simple"
+    deps.mkdir(parents=True)
+    (deps / "index.html").write_text("<!DOCTYPE html><html><body></body></html>\n")
+    out = tmp_path / "site"
+    r = kwheel(kwheel_bin, "index", site["dist"], "-o", out, "--variants", "--base-url", out.as_uri(), "--deps-index-url", deps.as_uri() + "/")
+    assert r.returncode == 0, r.stdout + r.stderr
+    page = (out / "kernels" / f"{vk.NAME}.html").read_text()
+    lines = re.findall(r'class="install variant-install">.*?<code class="install-line">(.*?)</code>', page)
+    assert len(lines) == 1, lines  # one torch version, one line
+    line = html.unescape(re.sub(r"<[^>]+>", "", lines[0]))
+    assert "--preview-features wheel-variants" in line and (out / "variants" / vk.TORCH / "simple").as_uri() in line, line
+    env_dir = tmp_path / "env"
+    subprocess.run([str(venv_bin / "uv"), "venv", "-q", "--python", str(venv_bin / "python"), str(env_dir)], check=True,
+                   env=vk.tool_env(tmp_path / "venv-env"), timeout=120)
+    env = vk.tool_env(tmp_path / "uv-env", "13.0", "9.0")
+    env["VIRTUAL_ENV"] = str(env_dir)
+    env["PATH"] = f"{venv_bin}:{env.get('PATH', '')}"  # the uv the user has
+    run = subprocess.run(["bash", "-c", line + " --no-deps"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (so,) = (env_dir / "lib").glob(f"python*/site-packages/{vk.NAME}/*.so")
+    assert variant_kernel.build_of(so.read_bytes()) == vk.CU130
