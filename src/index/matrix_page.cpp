@@ -9,7 +9,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/url.hpp"
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/compat.hpp"

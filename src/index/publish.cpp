@@ -20,7 +20,7 @@
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/index/published_copy.hpp"
 #include "kwheel/index/pypirc.hpp"
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;

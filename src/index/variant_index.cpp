@@ -8,7 +8,7 @@
 #include "kwheel/base/text.hpp"
 #include "kwheel/evidence/nvidia_variant.hpp"
 #include "kwheel/hub/url.hpp"
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/compat.hpp"

@@ -26,7 +26,7 @@ set(KWHEEL_FUZZ_MODULES
   wheel/wheel_reader packaging/record kernel/repo_layout        # wheel, dist_info, pypirc
   base/safe_path
   index/publish index/pypirc validate/validate
-  index/simple_index                                            # index_page
+  index/simple_api                                              # index_page
   kernel/kernel_metadata kernel/kernel_lock                     # kernel_metadata
   factory/reuse_state                                           # reuse_state
   evidence/fatbin evidence/cuda_arch evidence/device_coverage   # fatbin

@@ -8,7 +8,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/index/publish.hpp"
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 #include "kwheel/validate/validate.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 

@@ -14,7 +14,7 @@
 #include "kwheel/hub/connection.hpp"
 #include "kwheel/hub/transport.hpp"
 #include "kwheel/validate/compat.hpp"
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 #include "kwheel/validate/interpreter.hpp"
 
 namespace kwheel {

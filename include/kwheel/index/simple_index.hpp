@@ -1,8 +1,8 @@
 #pragma once
-// Static package indexes: the pages of the "simple repository API" (PEP 503
-// HTML, PEP 691 JSON, PEP 658/714 core metadata files, PEP 700 sizes and
-// versions) written as plain files any web server, or file://, can serve,
-// and read back (kwheel pin).
+// Static package indexes: the simple repository API's pages
+// (index/simple_api.hpp) written as plain files any web server, or file://,
+// can serve. The site's directory and manifest are index/site_directory.hpp
+// and index/site_manifest.hpp.
 //
 // Site layout (docs/publishing.md):
 //   SITE/files/<wheel>                          the wheels
@@ -17,49 +17,17 @@
 //   SITE/index.html                             every kernel's build matrix, and the sub-indexes
 //   SITE/kernels/<project>.html                 one kernel's build matrix (index/matrix_page)
 //   SITE/kwheel-index.json                      what kwheel indexed (sha256s)
-#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "kwheel/index/matrix_page.hpp"
+#include "kwheel/index/simple_api.hpp"
 #include "kwheel/index/variant_index.hpp"
 #include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel {
-
-// One file on a project page.
-struct IndexFile {
-  std::string filename;
-  std::string url;                              // href without the #sha256= fragment
-  std::string sha256;                           // hex; "" if the index gives none
-  std::string requires_python;                  // as in METADATA; "" if none
-  std::optional<std::string> metadata_sha256;   // PEP 658: <url>.metadata exists with this hash
-  std::optional<uint64_t> size;
-  std::string version;                          // from METADATA (pages) or the filename (parsed pages)
-  bool yanked = false;
-};
-
-std::string html_escape(std::string_view text);
-// Named (amp, lt, gt, quot, apos) and numeric character references.
-std::string html_unescape(const std::string& text);
-
-// Pages. Files are listed in the given order; callers sort.
-std::string render_root_html(const std::vector<std::string>& normalized_names);
-std::string render_root_json(const std::vector<std::string>& normalized_names);
-std::string render_project_html(const std::string& normalized_name, const std::vector<IndexFile>& files);
-std::string render_project_json(const std::string& normalized_name, const std::vector<IndexFile>& files);
-
-// Reading a project page back: anchors of a PEP 503 page (href resolved
-// against `page_url` by the caller; fragments split off here) or the files
-// of a PEP 691 JSON page. Throw Error(input) naming `where` on a page that
-// is not one.
-std::vector<IndexFile> parse_project_html(const std::string& html, const std::string& where);
-std::vector<IndexFile> parse_project_json(const std::string& json, const std::string& where);
-// Project names of a root page (HTML anchors' text or JSON "projects").
-std::vector<std::string> parse_root_page(const std::string& body, bool is_json, const std::string& where);
 
 struct SiteOptions {
   std::filesystem::path out;   // SITE

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kwheel/hub/http.hpp"
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 
 namespace kwheel {
 

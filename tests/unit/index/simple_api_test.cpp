@@ -1,4 +1,4 @@
-#include "kwheel/index/simple_index.hpp"
+#include "kwheel/index/simple_api.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,65 @@
+#pragma once
+// The site builder's (index/simple_index.hpp) record of what a site holds:
+// one Entry per wheel as the pages show it, read back from the manifest
+// (SITE/kwheel-index.json) with every file checked against the bytes
+// served, joined by the wheels given this run, and written back.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kwheel/index/simple_index.hpp"
+
+namespace kwheel::site {
+
+// A wheel's signature as the pages show it, and why it is not a trusted one.
+struct ShownSignature {
+  std::string summary;  // what the cell says: "signed by ...", "unsigned", "invalid: ..."
+  SignatureStanding standing = SignatureStanding::none;
+  std::string reason;   // for unsigned_ and invalid: the warning's reason
+};
+
+struct Entry {
+  std::string filename;
+  std::string project;  // normalized
+  std::string version;
+  std::string sha256;
+  uint64_t size = 0;
+  std::string requires_python;
+  std::string metadata_sha256;
+  std::vector<std::string> gpu_code;  // what its objects carry: "sm_90", "gfx90a" (matrix pages)
+  ShownSignature signature;  // who signed its metadata.json, as the matrix pages say it
+  std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
+  std::filesystem::path source;  // where the bytes come from for this run
+  std::string metadata;          // METADATA bytes (new wheels); old ones are linked
+  bool is_new = false;
+};
+
+// What a site keeps from the runs that wrote it, for runs that do not say
+// it again: the pages' title and the index the install lines name.
+struct KeptSettings {
+  std::optional<std::string> title;
+  std::optional<std::string> deps_index;
+  std::optional<bool> variants;
+};
+
+// What an existing site holds, by filename (sorted output); empty for a new
+// or empty directory. Refuses a non-empty SITE kwheel did not write and a
+// served file whose bytes changed since it was indexed.
+std::map<std::string, Entry> read_site(const std::filesystem::path& site, KeptSettings& kept, const SiteOptions& o);
+
+// The given wheels join `entries`; the report says which were added, which
+// were already there with the same bytes, and which were kept untouched.
+void add_wheels(const std::vector<std::filesystem::path>& wheels, const SiteOptions& o, const std::filesystem::path& site,
+                std::map<std::string, Entry>& entries, SiteReport& report);
+
+// Every wheel of the site whose page shows it unsigned or failed, as the
+// pages show them all (a kept wheel's signature is checked again each run).
+void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& report);
+
+// ROOT/kwheel-index.json: what the next run reads back.
+void write_manifest(const std::filesystem::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept);
+
+}  // namespace kwheel::site
