@@ -1,6 +1,5 @@
 #include "kwheel/index/variant_index.hpp"
 
-#include <fstream>
 #include <map>
 
 #include "kwheel/base/digest.hpp"
@@ -9,6 +8,7 @@
 #include "kwheel/evidence/nvidia_variant.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/index/simple_api.hpp"
+#include "kwheel/index/site_directory.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/compat.hpp"
@@ -95,14 +95,6 @@ VariantsJson variants_json(const std::map<std::string, VariantProperties>& varia
   return v;
 }
 
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw Error(ErrorKind::io, "cannot write '" + p.string() + "'");
-}
-
 struct ReleaseKey {  // one project version of one torch's index
   std::string torch, project, version;
   auto operator<=>(const ReleaseKey&) const = default;
@@ -145,7 +137,7 @@ void Writer::add(const Candidate& c, VariantIndexReport& report) {
   StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
   staged.commit();
   const std::string metadata = WheelArchive(out).metadata_text();
-  write_bytes(fs::path(out) += ".metadata", metadata);
+  site::write_text(fs::path(out) += ".metadata", metadata);
   IndexFile f = written_file(out, c.version);
   f.requires_python = wheel.field("Requires-Python");
   f.metadata_sha256 = sha256_hex(metadata);
@@ -158,7 +150,7 @@ void Writer::finish(VariantIndexReport& report) {
   std::map<std::string, std::map<std::string, std::vector<IndexFile>>> indexes;  // torch -> project -> files
   for (auto& [r, files] : pages_) {
     const fs::path json = files_ / variants_json_filename(r.project, r.version);
-    write_bytes(json, render_variants_json(variants_json(releases_[r])));
+    site::write_text(json, render_variants_json(variants_json(releases_[r])));
     files.push_back(written_file(json, r.version));
     auto& page = indexes[r.torch][r.project];
     page.insert(page.end(), files.begin(), files.end());
@@ -168,12 +160,12 @@ void Writer::finish(VariantIndexReport& report) {
     std::vector<std::string> names;
     for (auto& [project, files] : projects) {
       std::sort(files.begin(), files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
-      write_bytes(simple / project / "index.html", render_project_html(project, files));
-      write_bytes(simple / project / "index.json", render_project_json(project, files));
+      site::write_text(simple / project / "index.html", render_project_html(project, files));
+      site::write_text(simple / project / "index.json", render_project_json(project, files));
       names.push_back(project);
     }
-    write_bytes(simple / "index.html", render_root_html(names));
-    write_bytes(simple / "index.json", render_root_json(names));
+    site::write_text(simple / "index.html", render_root_html(names));
+    site::write_text(simple / "index.json", render_root_json(names));
     report.indexes.push_back(std::string(kVariantsDir) + "/torch" + torch);
   }
 }
