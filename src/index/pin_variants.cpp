@@ -37,9 +37,11 @@ CudaArch gpu_or_throw(const std::string& text, const std::string& option) {
 VariantMachine from_nvidia_smi() {
   VariantMachine m{std::nullopt, std::nullopt, "none"};
   ProcessResult q, cap;
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(30);
   try {
-    q = run_process({"nvidia-smi", "-q"}, ProcessOptions{.timeout = std::chrono::seconds(30)});
-    cap = run_process({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, ProcessOptions{.timeout = std::chrono::seconds(30)});
+    q = run_process({"nvidia-smi", "-q"}, o);
+    cap = run_process({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, o);
   } catch (const Error&) {
     return m;  // no nvidia-smi: no NVIDIA driver, as uv sees it
   }
