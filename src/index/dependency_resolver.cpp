@@ -116,7 +116,9 @@ std::string uv_message_line(const std::string& err) {
 }
 
 std::string tool_version(const std::string& uv) {
-  const ProcessResult r = run_process({uv, "--version"}, ProcessOptions{{}, {}, std::chrono::seconds(60)});
+  ProcessOptions o;
+  o.timeout = std::chrono::seconds(60);
+  const ProcessResult r = run_process({uv, "--version"}, o);
   if (r.exit_code != 0 || !r.out.starts_with("uv ")) throw Error(ErrorKind::not_found, "'" + uv + " --version' did not answer as uv does; pass --uv PATH to a uv");
   const std::vector<std::string> words = split(trim(r.out), ' ');
   return words.size() >= 2 ? "uv " + words[1] : "uv";
