@@ -5,6 +5,7 @@
 namespace kwheel {
 
 FilterStreambuf::~FilterStreambuf() {
+  const std::lock_guard lock(mutex_);
   emit(std::move(waiting_));
   target_->pubsync();
 }
@@ -18,11 +19,17 @@ void FilterStreambuf::emit(std::string chunk) {
 FilterStreambuf::int_type FilterStreambuf::overflow(int_type c) {
   if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
   const char ch = traits_type::to_char_type(c);
-  xsputn(&ch, 1);
+  const std::lock_guard lock(mutex_);
+  put(&ch, 1);
   return c;
 }
 
 std::streamsize FilterStreambuf::xsputn(const char* s, std::streamsize n) {
+  const std::lock_guard lock(mutex_);
+  return put(s, n);
+}
+
+std::streamsize FilterStreambuf::put(const char* s, std::streamsize n) {
   waiting_.append(s, static_cast<std::size_t>(n));
   const std::size_t ready = ready_(waiting_);
   if (ready > 0) {
@@ -34,6 +41,9 @@ std::streamsize FilterStreambuf::xsputn(const char* s, std::streamsize n) {
   return n;
 }
 
-int FilterStreambuf::sync() { return target_->pubsync(); }
+int FilterStreambuf::sync() {
+  const std::lock_guard lock(mutex_);
+  return target_->pubsync();
+}
 
 }  // namespace kwheel

@@ -15,13 +15,15 @@ void Output::emit_json(const nlohmann::json& j) const {
   std::cout << j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
+// Each line reaches stderr in one write: warnings come from several
+// threads at once, and a line written in pieces could be interleaved.
 void Output::info(const std::string& line) const {
-  if (!quiet && !json) std::cerr << line << "\n";
+  if (!quiet && !json) std::cerr << line + "\n";
 }
 
-void Output::warn(const std::string& line) const { std::cerr << "kwheel: warning: " << line << "\n"; }
+void Output::warn(const std::string& line) const { std::cerr << "kwheel: warning: " + line + "\n"; }
 
-void Output::error(const std::string& line) const { std::cerr << "kwheel: error: " << line << "\n"; }
+void Output::error(const std::string& line) const { std::cerr << "kwheel: error: " + line + "\n"; }
 
 Feedback feedback(const Output& out) {
   return {[&out](const std::string& line) { out.info(line); }, [&out](const std::string& line) { out.warn(line); }, out.progress()};

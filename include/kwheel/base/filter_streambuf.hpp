@@ -3,7 +3,11 @@
 // ready (a line, say), and each ready chunk reaches the target stream
 // through a transform. kwheel's output passes through two of these: the
 // secret redactor (secret.hpp) and the control-byte filter (text.hpp).
+// std::cerr is written from the build's worker threads (warnings while
+// variants stage in parallel), so every entry point holds one lock: what
+// waits is one buffer, and unguarded it was torn between threads.
 #include <cstddef>
+#include <mutex>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -35,6 +39,8 @@ class FilterStreambuf : public std::streambuf {
 
  private:
   void emit(std::string chunk);
+  std::streamsize put(const char* s, std::streamsize n);  // with mutex_ held
+  std::mutex mutex_;
   std::streambuf* target_;
   Ready ready_;
   Transform transform_;
