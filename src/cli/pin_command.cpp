@@ -3,6 +3,7 @@
 
 #include "cli.hpp"
 #include "kwheel/base/atomic_file.hpp"
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/index/pin.hpp"
 #include "kwheel/index/pin_dependencies.hpp"
@@ -31,9 +32,9 @@ ConnectionSettings connection_settings(const PinArgs& a) {
   ConnectionSettings c;
   if (!a.source.starts_with("http://") && !a.source.starts_with("https://")) return c;
   c.tls = resolve_tls(tls_sources(a.tls));
-  const char* env = std::getenv("PIP_KEYRING_PROVIDER");
+  const auto env = env_value("PIP_KEYRING_PROVIDER");
   if (!a.keyring_provider.empty()) c.keyring = parse_keyring_provider(a.keyring_provider, "--keyring-provider");
-  else if (env && *env) c.keyring = parse_keyring_provider(env, "PIP_KEYRING_PROVIDER");
+  else if (env) c.keyring = parse_keyring_provider(*env, "PIP_KEYRING_PROVIDER");
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/index/publish.hpp"
 
@@ -23,15 +24,11 @@ struct PublishArgs {
 // The option if given, else the environment variable twine reads.
 std::optional<std::string> option_or_env(const CLI::Option* opt, const std::string& value, const char* env) {
   if (opt->count()) return value;
-  if (const char* v = std::getenv(env); v && *v) return std::string(v);
-  return std::nullopt;
+  return env_value(env);
 }
 
 // A variable's value; unset reads as empty, which tls_sources skips.
-std::string env_text(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
+std::string env_text(const char* name) { return env_value(name).value_or(""); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/netrc.hpp"
@@ -15,18 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> tls_env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
 // The first source given, then the variables, in order.
 std::optional<NamedPath> first_given(const std::vector<NamedPath>& sources, std::initializer_list<const char*> variables) {
   for (const auto& s : sources)
     if (!s.path.empty()) return s;
   for (const char* name : variables)
-    if (auto v = tls_env(name)) return NamedPath{name, *v};
+    if (auto v = env_value(name)) return NamedPath{name, *v};
   return std::nullopt;
 }
 

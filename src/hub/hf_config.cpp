@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/http.hpp"
@@ -15,12 +16,6 @@ namespace kwheel {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
 
 bool truthy(const std::optional<std::string>& v) {
   if (!v) return false;
@@ -34,7 +29,7 @@ bool truthy(const std::optional<std::string>& v) {
 // stay as written, as Python leaves them.
 std::string expand_path(const std::string& value) {
   std::string s = value;
-  if (s == "~" || s.starts_with("~/")) s = env("HOME").value_or("/") + s.substr(1);
+  if (s == "~" || s.starts_with("~/")) s = env_value("HOME").value_or("/") + s.substr(1);
   static const std::regex var(R"(\$(\w+|\{[^}]*\}))");
   std::string out;
   auto last = s.cbegin();
@@ -50,9 +45,9 @@ std::string expand_path(const std::string& value) {
 }
 
 fs::path hf_home() {
-  if (auto h = env("HF_HOME")) return expand_path(*h);
-  if (auto x = env("XDG_CACHE_HOME")) return fs::path(*x) / "huggingface";
-  return fs::path(env("HOME").value_or("/")) / ".cache" / "huggingface";
+  if (auto h = env_value("HF_HOME")) return expand_path(*h);
+  if (auto x = env_value("XDG_CACHE_HOME")) return fs::path(*x) / "huggingface";
+  return fs::path(env_value("HOME").value_or("/")) / ".cache" / "huggingface";
 }
 
 }  // namespace
@@ -73,7 +68,7 @@ void check_repo_id(const std::string& repo_id) {
 HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(const std::string&)>& warn) {
   HubConfig c;
   if (flags.endpoint) c.endpoint = *flags.endpoint;
-  else if (auto e = env("HF_ENDPOINT")) c.endpoint = *e;
+  else if (auto e = env_value("HF_ENDPOINT")) c.endpoint = *e;
   while (c.endpoint.ends_with("/")) c.endpoint.pop_back();
   if (!c.endpoint.starts_with("http://") && !c.endpoint.starts_with("https://"))
     throw Error(ErrorKind::usage, "endpoint '" + c.endpoint + "' must start with http:// or https://");
@@ -86,15 +81,15 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
     throw Error(ErrorKind::usage, "--repo-type '" + c.repo_type + "': use model or kernel");
 
   if (flags.cache_dir) c.cache_dir = *flags.cache_dir;
-  else if (auto h = env("HF_HUB_CACHE")) c.cache_dir = expand_path(*h);
-  else if (auto l = env("HUGGINGFACE_HUB_CACHE")) c.cache_dir = expand_path(*l);
+  else if (auto h = env_value("HF_HUB_CACHE")) c.cache_dir = expand_path(*h);
+  else if (auto l = env_value("HUGGINGFACE_HUB_CACHE")) c.cache_dir = expand_path(*l);
   else c.cache_dir = hf_home() / "hub";
 
   // HF_HUB_OFFLINE or, when it is unset, the older TRANSFORMERS_OFFLINE.
-  auto offline = env("HF_HUB_OFFLINE");
-  c.offline = flags.offline || truthy(offline ? offline : env("TRANSFORMERS_OFFLINE"));
+  auto offline = env_value("HF_HUB_OFFLINE");
+  c.offline = flags.offline || truthy(offline ? offline : env_value("TRANSFORMERS_OFFLINE"));
 
-  if (auto v = flags.stall_timeout ? flags.stall_timeout : env("KWHEEL_STALL_TIMEOUT"))
+  if (auto v = flags.stall_timeout ? flags.stall_timeout : env_value("KWHEEL_STALL_TIMEOUT"))
     c.stall_timeout = parse_stall_timeout(*v, flags.stall_timeout ? "--stall-timeout" : "KWHEEL_STALL_TIMEOUT");
 
   // The order every command shares (connection.hpp): a machine set up for
@@ -104,8 +99,8 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
   // HF_TOKEN, or the older HUGGING_FACE_HUB_TOKEN; one that is blank once
   // trimmed counts as none, so the token file is read, as huggingface_hub's
   // _clean_token makes it.
-  const char* token_var = env("HF_TOKEN") ? "HF_TOKEN" : "HUGGING_FACE_HUB_TOKEN";
-  const std::string env_token = trim(env(token_var).value_or(""));
+  const char* token_var = env_value("HF_TOKEN") ? "HF_TOKEN" : "HUGGING_FACE_HUB_TOKEN";
+  const std::string env_token = trim(env_value(token_var).value_or(""));
   if (flags.token) {
     c.token = Secret(*flags.token);
     c.token_source = "--token";
@@ -113,7 +108,7 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
     c.token = Secret(env_token);
     c.token_source = token_var;
   } else {
-    fs::path file = expand_path(env("HF_TOKEN_PATH").value_or((hf_home() / "token").string()));
+    fs::path file = expand_path(env_value("HF_TOKEN_PATH").value_or((hf_home() / "token").string()));
     std::ifstream in(file);
     if (in) {
       struct stat st {};

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/small_file.hpp"
 
@@ -153,17 +154,11 @@ class Parser {
   std::optional<std::string> pending_;
 };
 
-std::optional<std::string> netrc_env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
 }  // namespace
 
 std::optional<fs::path> netrc_file() {
-  if (auto named = netrc_env("NETRC")) return fs::path(*named);
-  const fs::path home = netrc_env("HOME").value_or("/");
+  if (auto named = env_value("NETRC")) return fs::path(*named);
+  const fs::path home = env_value("HOME").value_or("/");
   for (const char* name : {".netrc", "_netrc"}) {
     std::error_code ec;
     if (fs::exists(home / name, ec)) return home / name;

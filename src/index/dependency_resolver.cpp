@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/temp_dir.hpp"
@@ -91,9 +92,9 @@ std::string find_uv(const std::optional<std::string>& explicit_path, const std::
     if (is_executable_file(*explicit_path)) return *explicit_path;
     throw Error(ErrorKind::not_found, "--uv '" + *explicit_path + "' is not an executable file; " + how);
   }
-  if (const char* env = std::getenv("KWHEEL_UV"); env && *env) {
-    if (is_executable_file(env)) return env;
-    throw Error(ErrorKind::not_found, "KWHEEL_UV '" + std::string(env) + "' is not an executable file; " + how);
+  if (const auto env = env_value("KWHEEL_UV")) {
+    if (is_executable_file(*env)) return *env;
+    throw Error(ErrorKind::not_found, "KWHEEL_UV '" + *env + "' is not an executable file; " + how);
   }
   if (const char* path = std::getenv("PATH"))
     for (const auto& dir : split(path, ':'))

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/text.hpp"
@@ -15,12 +16,6 @@
 
 namespace kwheel {
 namespace {
-
-std::optional<std::string> env_value(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
 
 CudaRelease driver_or_throw(const std::string& text, const std::string& option) {
   if (auto r = parse_cuda_release(text)) return *r;

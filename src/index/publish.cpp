@@ -14,6 +14,7 @@
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/enum_name.hpp"
+#include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/hub/curl_handles.hpp"
 #include "kwheel/base/text.hpp"
@@ -68,14 +69,12 @@ bool is_pypi(const std::string& url) {
 }
 
 std::string home_config() {
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : ".") + "/.pypirc";
+  return env_value("HOME").value_or(".") + "/.pypirc";
 }
 
 std::string expand_user(const std::string& path) {
   if (path == "~" || path.starts_with("~/")) {
-    const char* home = std::getenv("HOME");
-    return std::string(home && *home ? home : ".") + path.substr(1);
+    return env_value("HOME").value_or(".") + path.substr(1);
   }
   return path;
 }

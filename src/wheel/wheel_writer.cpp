@@ -12,6 +12,7 @@
 #include <set>
 
 #include "kwheel/base/atomic_file.hpp"
+#include "kwheel/base/environment.hpp"
 #include "kwheel/wheel/archive_file.hpp"
 #include "kwheel/wheel/deflate.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
@@ -352,13 +353,12 @@ zip_int64_t trampoline(void* ud, void* data, zip_uint64_t len, zip_source_cmd_t 
 }  // namespace
 
 std::optional<std::time_t> source_date_epoch_from_env() {
-  const char* v = std::getenv("SOURCE_DATE_EPOCH");
-  if (!v || !*v) return std::nullopt;
+  const auto v = env_value("SOURCE_DATE_EPOCH");
+  if (!v) return std::nullopt;
   char* end = nullptr;
   errno = 0;
-  long long t = std::strtoll(v, &end, 10);
-  if (errno || *end || t < 0)
-    throw Error(ErrorKind::usage, std::string("SOURCE_DATE_EPOCH='") + v + "' is not a non-negative integer of seconds");
+  long long t = std::strtoll(v->c_str(), &end, 10);
+  if (errno || *end || t < 0) throw Error(ErrorKind::usage, "SOURCE_DATE_EPOCH='" + *v + "' is not a non-negative integer of seconds");
   return static_cast<std::time_t>(t);
 }
 
