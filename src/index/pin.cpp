@@ -418,11 +418,17 @@ void choose(const std::vector<Fit>& fits, PinResult& result) {
 }
 
 // The requirement line and the requirements.txt snippet around it.
+// A pin from a variant index names its PEP 825 variant and the machine it
+// was chosen for.
 void write_requirements(const PinRequest& req, PinResult& result) {
   result.requirement = result.project + "==" + result.version;
   for (const auto& f : result.files) result.requirement += " --hash=sha256:" + f.sha256;
-  std::string t = "# kwheel pin: " + result.project + " for " + target_description(req) + "\n";
-  t += "# variant: " + result.label.describe() + (result.label.index_name().empty() ? "" : " (sub-index " + result.label.index_name() + ")") + "\n";
+  const bool wheel_variant = !result.variant_label.empty();
+  std::string t = "# kwheel pin: " + result.project + " for " + target_description(req) + (wheel_variant ? " on " + result.variant_machine : "") + "\n";
+  if (wheel_variant)
+    t += "# variant: " + result.variant_label + " (PEP 825; install with uv pip install --preview-features wheel-variants -r FILE)\n";
+  else
+    t += "# variant: " + result.label.describe() + (result.label.index_name().empty() ? "" : " (sub-index " + result.label.index_name() + ")") + "\n";
   for (const auto& f : result.files) t += "# file: " + f.filename + "\n";
   if (!result.index_line.empty()) t += result.index_line + "\n";
   else t += "# from directory " + fs::absolute(req.source).string() + ": pip install --find-links DIR -r requirements.txt\n";
@@ -468,13 +474,7 @@ void pin_from_variant_index(const Listing& listing, const PinRequest& req, HttpC
     throw Error(ErrorKind::not_found, "no variant of " + result.project + " at " + listing.where + " fits " + target_description(req) + " on " +
                                           machine.describe() + " (e.g. " + reason + "); pass --cuda-driver X.Y --sm-arch X.Y for another machine");
   }
-  result.requirement = result.project + "==" + result.version;
-  for (const auto& f : result.files) result.requirement += " --hash=sha256:" + f.sha256;
-  std::string t = "# kwheel pin: " + result.project + " for " + target_description(req) + " on " + result.variant_machine + "\n";
-  t += "# variant: " + result.variant_label + " (PEP 825; install with uv pip install --preview-features wheel-variants -r FILE)\n";
-  for (const auto& f : result.files) t += "# file: " + f.filename + "\n";
-  t += result.index_line + "\n" + result.requirement + "\n";
-  result.text = t;
+  write_requirements(req, result);
 }
 
 }  // namespace

@@ -27,10 +27,15 @@ CudaArch gpu_or_throw(const std::string& text, const std::string& option) {
   throw Error(ErrorKind::usage, option + " '" + text + "' is not a compute capability; give it as X.Y, e.g. 9.0");
 }
 
-// uv's detection: the CUDA version `nvidia-smi -q` reports, and the highest
-// compute capability of --query-gpu=compute_cap.
-VariantMachine from_nvidia_smi() {
-  VariantMachine m{std::nullopt, std::nullopt, "none"};
+// What uv's NvidiaGpu::detect reads: the CUDA version `nvidia-smi -q`
+// reports, and the highest compute capability of --query-gpu=compute_cap.
+// Nothing when nvidia-smi is missing or fails.
+struct Detected {
+  std::optional<CudaRelease> driver;
+  std::optional<CudaArch> gpu;
+};
+
+Detected nvidia_smi() {
   ProcessResult q, cap;
   ProcessOptions o;
   o.timeout = std::chrono::seconds(30);
@@ -38,22 +43,24 @@ VariantMachine from_nvidia_smi() {
     q = run_process({"nvidia-smi", "-q"}, o);
     cap = run_process({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, o);
   } catch (const Error&) {
-    return m;  // no nvidia-smi: no NVIDIA driver, as uv sees it
+    return {};
   }
-  if (q.exit_code != 0) return m;
+  if (q.exit_code != 0) return {};
+  Detected d;
   for (const auto& line : split(q.out, '\n')) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     const std::string key = trim(line.substr(0, colon));
-    if (key == "CUDA Version" || key == "CUDA UMD Version") m.cuda_driver = parse_cuda_release(trim(line.substr(colon + 1)));
+    if (key == "CUDA Version" || key == "CUDA UMD Version") d.driver = parse_cuda_release(trim(line.substr(colon + 1)));
   }
-  // uv uses a detected driver only inside its provider's range.
-  if (!m.cuda_driver || !nvidia_driver_in_detection_range({m.cuda_driver->major, m.cuda_driver->minor})) return {std::nullopt, std::nullopt, "none"};
-  m.from = "nvidia-smi";
+  if (!d.driver) return {};
   for (const auto& line : split(cap.out, '\n'))
-    if (auto a = parse_compute_capability(trim(line)); a && (!m.gpu || *m.gpu < *a)) m.gpu = a;
-  return m;
+    if (auto a = parse_compute_capability(trim(line)); a && (!d.gpu || *d.gpu < *a)) d.gpu = a;
+  return d;
 }
+
+// uv uses a detected driver only inside its provider's range.
+bool usable(const Detected& d) { return d.driver && nvidia_driver_in_detection_range({d.driver->major, d.driver->minor}); }
 
 std::optional<std::pair<unsigned, unsigned>> pair_of(const std::optional<CudaRelease>& r) {
   if (!r) return std::nullopt;
@@ -140,13 +147,15 @@ VariantMachine variant_machine(const std::optional<std::string>& cuda_driver, co
   }
   const auto forced_driver = env_value(std::string(kNvidiaForceCudaDriverEnv).c_str());
   const auto forced_arch = env_value(std::string(kNvidiaForceSmArchEnv).c_str());
-  if (!forced_driver && !forced_arch) return from_nvidia_smi();
-  VariantMachine m = forced_driver ? VariantMachine{driver_or_throw(*forced_driver, "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"), std::nullopt,
-                                                    "NV_VARIANT_PROVIDER_FORCE_*"}
-                                   : from_nvidia_smi();
-  if (forced_arch) m.gpu = gpu_or_throw(*forced_arch, "NV_VARIANT_PROVIDER_FORCE_SM_ARCH");
-  if (!forced_arch && forced_driver) m.gpu = from_nvidia_smi().gpu;
-  m.from = "NV_VARIANT_PROVIDER_FORCE_*";
+  // As uv's provider: a forced value replaces what would be detected; a
+  // detected driver counts only inside the provider's range, a detected GPU
+  // always.
+  const Detected d = forced_driver && forced_arch ? Detected{} : nvidia_smi();
+  VariantMachine m{std::nullopt, std::nullopt, forced_driver || forced_arch ? "NV_VARIANT_PROVIDER_FORCE_*" : "nvidia-smi"};
+  if (forced_driver) m.cuda_driver = driver_or_throw(*forced_driver, std::string(kNvidiaForceCudaDriverEnv));
+  else if (usable(d)) m.cuda_driver = d.driver;
+  if (!m.cuda_driver) return {std::nullopt, std::nullopt, forced_arch ? m.from : "none"};
+  m.gpu = forced_arch ? gpu_or_throw(*forced_arch, std::string(kNvidiaForceSmArchEnv)) : d.gpu;
   return m;
 }
 
