@@ -65,8 +65,9 @@ std::string read_cuda(const LocalLabel& l, Candidate& c) {
   const auto objects = wheel_gpu_code(wheel);
   const auto ev = nvidia_variant_evidence(objects, parse_cuda_release(*l.cuda));
   if (!ev.problem.empty()) return ev.problem;
-  c.properties["nvidia"]["cuda_version_lower_bound"] = {ev.lower_bound->str()};
-  c.properties["nvidia"]["sm_arch"] = ev.sm_arch;
+  auto& nvidia = c.properties[std::string(kNvidiaNamespace)];
+  nvidia["cuda_version_lower_bound"] = {ev.lower_bound->str()};
+  nvidia["sm_arch"] = ev.sm_arch;
   c.evidence = ev.lower_bound_from;
   c.unclaimed = ev.unclaimed;
   c.label = cuda_label(*ev.lower_bound, all_cuda_targets(objects));
@@ -89,8 +90,8 @@ std::string candidate(const VariantSource& s, Candidate& c) {
 
 VariantsJson variants_json(const std::map<std::string, VariantProperties>& variants) {
   VariantsJson v;
-  v.namespace_priorities = {"nvidia"};
-  v.providers["nvidia"] = nvidia_variant_provider();
+  v.namespace_priorities = {std::string(kNvidiaNamespace)};
+  v.providers[std::string(kNvidiaNamespace)] = nvidia_variant_provider();
   v.variants = variants;
   return v;
 }
@@ -136,14 +137,14 @@ void Writer::add(const Candidate& c, VariantIndexReport& report) {
   }
   StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
   staged.commit();
-  const std::string metadata = WheelArchive(out).metadata_text();
+  const std::string metadata = relabelled_metadata(wheel, c.version);
   site::write_text(fs::path(out) += ".metadata", metadata);
   IndexFile f = written_file(out, c.version);
   f.requires_python = wheel.field("Requires-Python");
   f.metadata_sha256 = sha256_hex(metadata);
   releases_[r][c.label] = c.properties;
   pages_[r].push_back(f);
-  report.wheels.push_back({c.source->filename, f.filename, "variants/torch" + c.torch, c.version, c.label, c.properties, c.evidence, c.unclaimed, f.sha256});
+  report.wheels.push_back({c.source->filename, f.filename, variant_index_name(c.torch), c.version, c.label, c.properties, c.evidence, c.unclaimed, f.sha256});
 }
 
 void Writer::finish(VariantIndexReport& report) {
@@ -156,7 +157,7 @@ void Writer::finish(VariantIndexReport& report) {
     page.insert(page.end(), files.begin(), files.end());
   }
   for (auto& [torch, projects] : indexes) {
-    const fs::path simple = root_ / variant_index_path(torch);
+    const fs::path simple = root_ / variant_index_name(torch) / "simple";
     std::vector<std::string> names;
     for (auto& [project, files] : projects) {
       std::sort(files.begin(), files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
@@ -166,13 +167,13 @@ void Writer::finish(VariantIndexReport& report) {
     }
     site::write_text(simple / "index.html", render_root_html(names));
     site::write_text(simple / "index.json", render_root_json(names));
-    report.indexes.push_back(std::string(kVariantsDir) + "/torch" + torch);
+    report.indexes.push_back(variant_index_name(torch));
   }
 }
 
 }  // namespace
 
-std::string variant_index_path(const std::string& torch) { return std::string(kVariantsDir) + "/torch" + torch + "/simple/"; }
+std::string variant_index_name(const std::string& torch) { return std::string(kVariantsDir) + "/torch" + torch; }
 
 VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url) {
   VariantIndexReport report;

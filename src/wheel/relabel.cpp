@@ -1,7 +1,6 @@
 #include "kwheel/wheel/relabel.hpp"
 
-#include <fstream>
-
+#include "kwheel/base/atomic_file.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/text.hpp"
@@ -25,13 +24,6 @@ std::string with_version(const std::string& metadata, const std::string& version
   throw Error(ErrorKind::input, "wheel '" + wheel_name + "': METADATA has no Version field to re-label; rebuild the wheel");
 }
 
-void write_bytes(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw Error(ErrorKind::io, "cannot write '" + p.string() + "'");
-}
-
 // The old .dist-info's own files: METADATA and WHEEL are written anew, and
 // RECORD (with any signature over it) describes an archive that no longer
 // exists.
@@ -40,6 +32,10 @@ bool regenerated(const std::string& member, const std::string& dist_prefix) {
 }
 
 }  // namespace
+
+std::string relabelled_metadata(const WheelArchive& wheel, const std::string& version) {
+  return with_version(wheel.metadata_text(), version, wheel.path().filename().string());
+}
 
 std::string relabelled_filename(const WheelArchive& wheel, const VariantRelabel& relabel) {
   const WheelFilename& f = wheel.filename();
@@ -55,7 +51,7 @@ StagedWheel stage_relabelled(const WheelArchive& wheel, const VariantRelabel& re
   const std::string old_prefix = wheel.dist_info() + "/";
   WheelContents contents;
   contents.dist_info = wheel.filename().name + "-" + relabel.version + ".dist-info";
-  contents.metadata = with_version(wheel.metadata_text(), relabel.version, name);
+  contents.metadata = relabelled_metadata(wheel, relabel.version);
   contents.wheel = wheel.read(old_prefix + "WHEEL");
   TempDir scratch("relabel");
   std::size_t n = 0;
@@ -67,7 +63,7 @@ StagedWheel stage_relabelled(const WheelArchive& wheel, const VariantRelabel& re
     contents.members.push_back({path, file, std::nullopt, wheel.executable(member)});
   }
   const std::filesystem::path variant = scratch.path() / "variant.json";
-  write_bytes(variant, relabel.variant_json);
+  write_file_atomic(variant, relabel.variant_json);
   contents.members.push_back({contents.dist_info + "/variant.json", variant, std::nullopt, false});
   return stage_wheel(contents, out_dir / relabelled_filename(wheel, relabel), options);
 }

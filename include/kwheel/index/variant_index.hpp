@@ -57,7 +57,8 @@ struct VariantIndexReport {
 VariantIndexReport write_variant_indexes(const std::filesystem::path& root, const std::vector<VariantSource>& wheels,
                                          const std::string& base_url);
 
-// "variants/torch2.11/simple/" for the torch version "2.11".
-std::string variant_index_path(const std::string& torch);
+// "variants/torch2.11" for the torch version "2.11": the index is its
+// simple/ below SITE.
+std::string variant_index_name(const std::string& torch);
 
 }  // namespace kwheel

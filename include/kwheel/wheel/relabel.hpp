@@ -19,6 +19,10 @@ struct VariantRelabel {
   std::string variant_json;  // the bytes of <dist-info>/variant.json
 };
 
+// The METADATA the variant wheel carries: `wheel`'s, its header's Version
+// field changed to `version`. Throws Error(input) when it has none.
+std::string relabelled_metadata(const WheelArchive& wheel, const std::string& version);
+
 // "{name}-{version}-{python}-{abi}-{platform}-{label}.whl" for `wheel`.
 std::string relabelled_filename(const WheelArchive& wheel, const VariantRelabel& relabel);
 
