@@ -42,6 +42,14 @@ def venv_bin(venv_python) -> Path:
     return venv_python.parent
 
 
+def torch_version(python: str) -> str | None:
+    """The torch version `python` imports, or None when it cannot run or import torch."""
+    if not os.access(python, os.X_OK):
+        return None
+    r = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment without anything that changes wheel bytes or output."""
     env = {k: v for k, v in os.environ.items() if k not in {"SOURCE_DATE_EPOCH", "TZ"}}

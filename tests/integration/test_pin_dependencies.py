@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import torch_version  # noqa: E402
 from local_servers import pypiserver  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,14 +42,7 @@ EINOPS_WHEEL = "einops-0.8.2-py3-none-any.whl"
 EINOPS_SHA256 = "54058201ac7087911181bfec4af6091bb59380360f069276601256a76af08193"
 
 
-def _torch_version() -> str | None:
-    if not os.access(TORCH_PYTHON, os.X_OK):
-        return None
-    r = subprocess.run([TORCH_PYTHON, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
-    return r.stdout.strip() if r.returncode == 0 else None
-
-
-TORCH = _torch_version()
+TORCH = torch_version(TORCH_PYTHON)
 
 pytestmark = [
     pytest.mark.skipif(TORCH is None, reason=f"needs torch importable by {TORCH_PYTHON} (Debian python3-torch)"),

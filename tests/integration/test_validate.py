@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import torch_version
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "kernels" / "img2gray"
 BUILD_SCRIPT = ROOT / "scripts" / "build-kernel"
@@ -40,14 +42,7 @@ VALIDATION_FAILED = 8  # ErrorKind::validation
 UNTESTED = 10  # ErrorKind::untested: every wheel SKIP, without --allow-skip
 
 
-def _torch_version() -> str | None:
-    if not os.access(TORCH_PYTHON, os.X_OK):
-        return None
-    r = subprocess.run([TORCH_PYTHON, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
-    return r.stdout.strip() if r.returncode == 0 else None
-
-
-TORCH = _torch_version()
+TORCH = torch_version(TORCH_PYTHON)
 
 pytestmark = [
     pytest.mark.skipif(TORCH is None or shutil.which("cmake") is None,
