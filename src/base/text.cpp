@@ -56,6 +56,15 @@ size_t printable_length(std::string_view text, size_t i) {
 
 }  // namespace
 
+bool valid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_length(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 size_t unprintable_at(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = printable_length(text, i);

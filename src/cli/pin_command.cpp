@@ -133,7 +133,8 @@ void report_pin(const PinArgs& a, const PinnedKernels& pinned, const PinnedDepen
 }
 
 void run_pin(const PinArgs& a, Output& out) {
-  const PinRequest req = pin_request(a);
+  PinRequest req = pin_request(a);
+  req.connection.warn = feedback(out).on_warn;
   PinnedKernels pinned = pin_kernels(req, a);
   const bool pylock = is_pylock_name(std::filesystem::path(a.out).filename().string());
   for (const auto& k : pinned.kernels)
@@ -146,7 +147,7 @@ void run_pin(const PinArgs& a, Output& out) {
   // uv gets the CA, client certificate and logins kwheel's own requests use.
   std::vector<std::string> urls{a.source};
   if (!a.deps_index.empty()) urls.push_back(a.deps_index);
-  deps_options.access = child_tool_access(req.connection.tls, urls);
+  deps_options.access = child_tool_access(req.connection.tls, urls, req.connection.warn);
   const PinnedDependencies deps = a.no_deps ? PinnedDependencies{} : pin_dependencies(req, pinned.kernels, deps_options);
   const std::string index = kernels_index(pinned);
   const std::string text = pylock ? pylock_with_dependencies(pinned.kernels, deps, index, target_words(req))

@@ -97,7 +97,7 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
     // pip reaches the index as kwheel's own requests would: the same CA,
     // client certificate and first login (keyring: pip asks it itself).
     if (!args->index_url.empty())
-      args->options.dependencies.access = child_tool_access(resolve_tls(tls_sources(args->tls)), {args->index_url});
+      args->options.dependencies.access = child_tool_access(resolve_tls(tls_sources(args->tls)), {args->index_url}, feedback(out).on_warn);
     const auto wheels = wheel_files(args->inputs);
     const ValidationRun run = validate_wheels(wheels, args->options, validate_feedback(out));
     exit_code = run.exit_code();

@@ -140,10 +140,10 @@ UrlUserinfo split_userinfo(const std::string& url) {
   return out;
 }
 
-std::optional<Credentials> initial_credentials(const UrlUserinfo& url, const std::string& host) {
+std::optional<Credentials> initial_credentials(const UrlUserinfo& url, const std::string& host, const std::function<void(const std::string&)>& warn) {
   if (url.username && url.password) return Credentials{*url.username, *url.password, Credentials::Source::url, "the URL"};
   if (auto file = netrc_file())
-    if (auto entry = netrc_lookup_file(*file, host)) return Credentials{entry->login, entry->password, Credentials::Source::netrc, file->string()};
+    if (auto entry = netrc_lookup_file(*file, host, warn)) return Credentials{entry->login, entry->password, Credentials::Source::netrc, file->string()};
   // A user alone in the URL: pip sends "user:" (an index token given as
   // the user name), and asks keyring for that user after a 401.
   if (url.username) return Credentials{*url.username, Secret(), Credentials::Source::url, "the URL"};
@@ -162,7 +162,7 @@ IndexConnection::IndexConnection(const std::string& url, const ConnectionSetting
   http_ = std::make_unique<HttpClient>(std::move(base), std::move(transport));
   // A file:// index (or a directory) has no host to send credentials to.
   const bool http = url_.starts_with("http://") || url_.starts_with("https://");
-  if (auto c = http ? initial_credentials(parts, host_) : std::nullopt) use(std::move(*c));
+  if (auto c = http ? initial_credentials(parts, host_, settings.warn) : std::nullopt) use(std::move(*c));
 }
 
 void IndexConnection::use(Credentials c) {
@@ -218,14 +218,14 @@ Error IndexConnection::refused(const std::string& answered_url, long status) con
                                     "); fix them there" + (status == 403 ? ", or ask the index's owner for read access" : ""));
 }
 
-ChildToolAccess child_tool_access(const TlsSettings& tls, const std::vector<std::string>& urls) {
+ChildToolAccess child_tool_access(const TlsSettings& tls, const std::vector<std::string>& urls, const std::function<void(const std::string&)>& warn) {
   ChildToolAccess access;
   if (!tls.ca_bundle.empty()) access.ca_file = tls.ca_bundle;
   if (!tls.client_cert.empty()) access.client_cert = tls.client_cert;
   for (const auto& url : urls) {
     if (!url.starts_with("http://") && !url.starts_with("https://")) continue;
     const UrlUserinfo split = split_userinfo(url);
-    if (auto c = initial_credentials(split, url_hostname(split.url))) access.logins[split.url] = IndexLogin{c->username, c->password};
+    if (auto c = initial_credentials(split, url_hostname(split.url), warn)) access.logins[split.url] = IndexLogin{c->username, c->password};
   }
   return access;
 }

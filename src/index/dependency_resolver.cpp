@@ -15,6 +15,7 @@
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/requirement.hpp"
 
 extern char** environ;
 
@@ -214,6 +215,18 @@ std::vector<LockedPackage> locked_packages(const std::vector<std::string>& argv,
   return packages;
 }
 
+// kernels.in is a requirements file uv obeys line by line (an option line,
+// a URL, ${VAR}): each line must be the one pin kwheel means, whatever the
+// index called the kernel.
+std::string checked_pin(const std::string& pin) {
+  try {
+    const Requirement r = parse_requirement(pin);
+    if (r.extras.empty() && r.marker.empty() && r.specifiers.size() == 1 && r.specifiers[0].starts_with("==") && pin == r.name + r.specifiers[0]) return pin;
+  } catch (const Error&) {
+  }
+  throw Error(ErrorKind::input, "'" + pin + "' is not a name==version pin for uv; a kernel's name and version come from the index and must be a PEP 508 name and a PEP 440 version");
+}
+
 }  // namespace
 
 DependencyResolution resolve_dependencies(const DependencyRequest& req) {
@@ -223,7 +236,7 @@ DependencyResolution resolve_dependencies(const DependencyRequest& req) {
   res.command = "uv pip compile --generate-hashes";
   const TempDir dir("pin-deps");
   std::string pins;
-  for (const auto& p : req.kernel_pins) pins += p + "\n";
+  for (const auto& p : req.kernel_pins) pins += checked_pin(p) + "\n";
   write_scratch(dir.path() / "kernels.in", pins);
   write_scratch(dir.path() / "torch.txt", "torch\n");
   const std::vector<std::string> argv = uv_argv(req, dir, directory);

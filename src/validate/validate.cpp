@@ -256,7 +256,12 @@ ValidationResult validate_unguarded(const fs::path& path, const InterpreterInfo&
   r.timings["venv"] = seconds_since(t);
 
   t = Clock::now();
-  const std::vector<std::string> requirements = runtime_requirements(*wheel);
+  std::vector<std::string> requirements;
+  try {
+    requirements = runtime_requirements(*wheel);
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
   if (!requirements.empty() && o.dependencies.any())
     if (auto why = install_requirements(pip_in_env(in, env_python), requirements, o.dependencies, in, tmp.path(), o.timeout)) return fail(*why);
   ProcessResult pip = pip_install(path, env_python, tmp, in, o);

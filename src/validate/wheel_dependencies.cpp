@@ -10,6 +10,7 @@
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/requirement.hpp"
 
 extern char** environ;
 
@@ -23,10 +24,6 @@ std::string DependencySources::describe() const {
 }
 
 namespace {
-
-std::string dependency_name(const std::string& requirement) {
-  return normalize_name(trim(requirement.substr(0, requirement.find_first_of("<>=!~;[( "))));
-}
 
 std::string comma_list(const std::vector<std::string>& items) {
   std::string out;
@@ -67,8 +64,16 @@ ProcessOptions pip_environment(const DependencySources& s, std::chrono::seconds 
 
 std::vector<std::string> runtime_requirements(const WheelArchive& wheel) {
   std::vector<std::string> out;
-  for (auto [it, end] = wheel.metadata().equal_range("Requires-Dist"); it != end; ++it)
-    if (dependency_name(it->second) != "torch") out.push_back(it->second);
+  for (auto [it, end] = wheel.metadata().equal_range("Requires-Dist"); it != end; ++it) {
+    Requirement r;
+    try {
+      r = parse_requirement(it->second);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::input, wheel.path().filename().string() + ": Requires-Dist '" + printable(it->second) + "' is " + e.what() +
+                                        "; kwheel hands pip requirements only: fix the wheel's METADATA");
+    }
+    if (normalize_name(r.name) != "torch") out.push_back(r.for_pip());
+  }
   return out;
 }
 
@@ -88,6 +93,9 @@ std::optional<std::string> install_requirements(const std::vector<std::string>& 
   argv.push_back(constraints.string());
   if (!sources.index_url) argv.emplace_back("--no-index");
   for (const auto& d : sources.find_links) argv.insert(argv.end(), {"--find-links", fs::absolute(d).string()});
+  // After "--" pip reads requirements only, whatever they look like; each
+  // is also a PEP 508 requirement in for_pip()'s form (runtime_requirements).
+  argv.emplace_back("--");
   argv.insert(argv.end(), requirements.begin(), requirements.end());
   const ProcessResult pip = run_process(argv, pip_environment(sources, timeout, scratch));
   if (pip.timed_out) return "pip timed out installing the dependencies " + comma_list(requirements) + " from " + sources.describe();

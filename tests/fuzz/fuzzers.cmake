@@ -31,7 +31,8 @@ set(KWHEEL_FUZZ_MODULES
   factory/reuse_state                                           # reuse_state
   evidence/fatbin evidence/cuda_arch evidence/device_coverage   # fatbin
   evidence/macho evidence/pe                                    # macho
-  evidence/offload_bundle)                                      # offload_bundle
+  evidence/offload_bundle                                       # offload_bundle
+  hub/netrc packaging/requirement)                              # netrc, requirement
 list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.cpp" OUTPUT_VARIABLE KWHEEL_FUZZ_SOURCES)
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})

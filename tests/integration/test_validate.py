@@ -629,3 +629,99 @@ def _running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+# --------------------------------------------------------------------------- Requires-Dist that is a pip option
+
+
+@pytest.fixture(scope="module")
+def einops_kernel(work) -> Path:
+    """A pure-Python torch-cpu kernel whose package imports einops (python-depends: its
+    one Requires-Dist beside torch)."""
+    repo = work / "depkern"
+    pkg = repo / "build" / "torch-cpu" / "depkern"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import einops\n\n\ndef hello():\n    return einops.__version__\n")
+    meta = {"name": "depkern", "version": 1, "license": "Apache-2.0", "python-depends": ["einops"], "backend": {"type": "cpu"}}
+    (repo / "build" / "torch-cpu" / "metadata.json").write_text(json.dumps(meta))
+    p = run([KWHEEL, "build", repo, "--version", "0.1.0", "-o", work / "dist-depkern", "-q"])
+    assert p.returncode == 0, p.stderr
+    (wheel,) = (work / "dist-depkern").glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def einops_links(work) -> Path:
+    """A --find-links directory holding PyPI's einops wheel (the real-binary corpus)."""
+    import realbin
+
+    d = work / "einops-links"
+    d.mkdir()
+    shutil.copy(realbin.wheel("einops"), d)
+    return d
+
+
+def with_requires_dist(value: str):
+    return lambda text: text.replace("\n\n", f"\nRequires-Dist: {value}\n\n", 1) if "\n\n" in text else text + f"Requires-Dist: {value}\n"
+
+
+class Recorder:
+    """An HTTP server on 127.0.0.1 that answers 404 and records every path asked for."""
+
+    def __enter__(self):
+        import http.server
+        import threading
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                seen.append(self.path)
+                self.send_error(404)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.mark.parametrize("option", ["find-links", "log"])
+def test_a_requires_dist_that_is_a_pip_option_fails_that_wheel_and_pip_never_obeys_it(option, einops_kernel, einops_links, tmp_path):
+    """`Requires-Dist: --find-links=URL` made pip fetch from a server nobody named (and
+    validate said PASS); `--log=FILE` wrote a file outside the environment. Each is now a
+    FAIL of its wheel, one line naming the wheel and the value; pip never obeys it, and
+    the good wheel beside it still gets einops from --find-links and passes."""
+    log = tmp_path / "pip-wrote-this.log"
+    with Recorder() as server:
+        value = f"--find-links={server.url}/" if option == "find-links" else f"--log={log}"
+        hostile = rewrite_metadata(einops_kernel, tmp_path / "hostile", with_requires_dist(value))
+        p, report = validate(hostile, einops_kernel, "--find-links", einops_links)
+        assert server.seen == [], f"pip fetched {server.seen} from the server a Requires-Dist named"
+    assert not log.exists(), "pip wrote the log file a Requires-Dist named"
+    assert p.returncode == VALIDATION_FAILED, p.stderr
+    results = {Path(w["wheel"]).parent.name: w for w in report["wheels"]}
+    w = results["hostile"]
+    assert w["result"] == "FAIL" and "\n" not in w["reason"], w
+    assert f"{einops_kernel.name}: Requires-Dist '{value}' is not a PEP 508 requirement" in w["reason"], w
+    assert results[einops_kernel.parent.name]["result"] == "PASS", results
+
+
+def test_a_direct_url_requires_dist_fails_that_wheel_without_a_fetch(einops_kernel, einops_links, tmp_path):
+    """`name @ URL` would have pip fetch from wherever the wheel says; validate takes
+    dependencies from the sources it was given only."""
+    with Recorder() as server:
+        wheel = rewrite_metadata(einops_kernel, tmp_path / "url", with_requires_dist(f"evil @ {server.url}/evil-1.0-py3-none-any.whl"))
+        p, report = validate(wheel, "--find-links", einops_links)
+        assert server.seen == [], server.seen
+    w = only_wheel(report)
+    assert p.returncode == VALIDATION_FAILED and w["result"] == "FAIL", w
+    assert "a direct URL (name @ URL)" in w["reason"] and f"evil @ {server.url}/evil-1.0-py3-none-any.whl" in w["reason"], w

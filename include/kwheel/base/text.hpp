@@ -47,6 +47,10 @@ std::string percent_decode(std::string_view text);
 // --json encoder throw on invalid UTF-8.
 std::string printable(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF), as Python's strict decoder wants it.
+bool valid_utf8(std::string_view text);
+
 // Where printable() would first escape a byte of `text` (a C0 or C1
 // control, DEL, or a byte that is not valid UTF-8), or npos: the rule for
 // text that must go out as it is, such as a METADATA header value. Other

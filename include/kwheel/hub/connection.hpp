@@ -24,6 +24,7 @@
 // (keyring.hpp). They go to the index's origin only, and the URL kwheel
 // writes or prints never carries them.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -119,6 +120,8 @@ struct Credentials {
 struct ConnectionSettings {
   TlsSettings tls;
   KeyringProvider keyring = KeyringProvider::automatic;
+  // Where a netrc file pip would skip is said to be skipped (one line, no token).
+  std::function<void(const std::string&)> warn;
 };
 
 // A package index and how to reach it. Its HttpClient sends the credentials
@@ -175,13 +178,16 @@ class IndexConnection {
 };
 
 // The credentials pip would send first to `url` (no keyring: pip asks it
-// only after a 401): the URL's, else the netrc file's for its host.
-std::optional<Credentials> initial_credentials(const UrlUserinfo& url, const std::string& host);
+// only after a 401): the URL's, else the netrc file's for its host (a
+// netrc file pip skips is skipped, said to `warn`).
+std::optional<Credentials> initial_credentials(const UrlUserinfo& url, const std::string& host,
+                                               const std::function<void(const std::string&)>& warn = {});
 
 // What a child pip or uv needs to reach `urls` as kwheel does: the CA file
 // and client certificate resolved here, and for each URL (keyed without
 // its userinfo) the login pip would send first: the URL's, else netrc's.
 // Keyring is left to the child, which asks it itself after a 401.
-ChildToolAccess child_tool_access(const TlsSettings& tls, const std::vector<std::string>& urls);
+ChildToolAccess child_tool_access(const TlsSettings& tls, const std::vector<std::string>& urls,
+                                  const std::function<void(const std::string&)>& warn = {});
 
 }  // namespace kwheel

@@ -31,11 +31,16 @@ struct DependencySources {
   std::string describe() const;
 };
 
-// The wheel's Requires-Dist other than torch, as written.
+// The wheel's Requires-Dist other than torch, each read as a PEP 508
+// requirement (packaging/requirement) and given in the one form pip is
+// handed (Requirement::for_pip): a Requires-Dist is the wheel builder's
+// text, and pip would obey "--find-links=URL" or fetch "name @ URL". One
+// that does not pass is an Error(input) naming the wheel and the value.
 std::vector<std::string> runtime_requirements(const WheelArchive& wheel);
 
-// Installs `requirements` into the environment of `env_python`, with pip
-// run as `pip_prefix` gives (the runner in that environment), from
+// Installs `requirements` (runtime_requirements') into the environment of
+// `env_python`, after "--" on pip's command line (operands, never
+// options), with pip run as `pip_prefix` gives (the runner in that environment), from
 // `sources` only, torch constrained to `in`'s. Why it failed, in one line
 // naming the requirements and pip's reason; nullopt on success.
 std::optional<std::string> install_requirements(const std::vector<std::string>& pip_prefix, const std::vector<std::string>& requirements,

@@ -82,3 +82,25 @@ TEST(FindUv, ExplicitThenEnvironmentThenPath) {
   EXPECT_NE(why.find("--no-deps"), std::string::npos) << why;
   ::setenv("PATH", saved_path.c_str(), 1);
 }
+
+// kernels.in is a requirements file uv obeys line by line: a kernel's name
+// or version from a hostile index must not add an option, a URL or a
+// second requirement to it. Refused before uv is asked anything but its
+// version.
+TEST(ResolveDependencies, AKernelPinThatIsNotNameEqualsVersionNeverReachesUv) {
+  const TempDir dir("fake-uv");
+  const fs::path uv = dir.path() / "uv", log = dir.path() / "argv.log";
+  std::ofstream(uv) << "#!/bin/sh\necho \"$*\" >> '" << log.string() << "'\necho 'uv 0.13.9'\n";
+  fs::permissions(uv, fs::perms::owner_all);
+  for (const std::string pin : {"evil==1\n--index-url http://127.0.0.1:9/", "evil==1 --hash=sha256:00", "evil @ http://127.0.0.1:9/e.whl",
+                                "evil==1 ; python_version > '3'", "evil>=1", "-r /etc/passwd", "evil[x]==1"}) {
+    DependencyRequest req;
+    req.uv = uv.string();
+    req.kernel_pins = {pin};
+    req.kernel_names = {"evil"};
+    req.kernels_source = dir.path().string();
+    EXPECT_NE(error_of([&] { resolve_dependencies(req); }).find("is not a name==version pin for uv"), std::string::npos) << pin;
+  }
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) EXPECT_EQ(line, "--version");
+}
