@@ -5,6 +5,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/wheel/kernel_marker.hpp"
 
 namespace kwheel {
 namespace {
@@ -60,6 +61,9 @@ CoreMetadata core_metadata(const PlannedWheel& plan, const Variant& variant, con
   CoreMetadata md;
   md.name = plan.dist_name;
   md.version = plan.version;
+  // What an index serves (METADATA, PEP 658) says it is a kernel: `pin`
+  // without --name pins only such projects (wheel/kernel_marker.hpp).
+  md.keywords = {kKernelKeyword};
   md.summary = plan.dist_name + " kernel for " + (variant.is_noarch() ? "torch (" + variant.noarch + ", pure Python)" : variant.str());
   md.requires_python = variant.is_noarch() ? ">=3.9" : ">=" + o.tags.min_python;
   if (!plan.cpython_module.empty()) md.requires_python = "==3." + plan.tags.python.substr(3) + ".*";

@@ -4,6 +4,7 @@
 #include "kwheel/index/pin.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -11,12 +12,15 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/http.hpp"
+#include "kwheel/hub/url.hpp"
 #include "kwheel/index/pin_metadata.hpp"
 #include "kwheel/index/pin_source.hpp"
 #include "kwheel/index/pin_variants.hpp"
 #include "kwheel/kernel/kernel_lock.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/requires_python.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
+#include "kwheel/wheel/kernel_marker.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel {
@@ -81,6 +85,7 @@ struct Fit {
 std::vector<Fit> judge_candidates(const std::vector<IndexFile>& files, const PinRequest& req, HttpClient& http, PinResult& result) {
   std::optional<SpecifierSet> spec;
   if (req.version) spec = SpecifierSet::parse(*req.version);
+  const std::string python = requires_python_version(req.target);
   std::vector<Fit> fits;
   for (const auto& f : files) {
     PinCandidate c;
@@ -99,6 +104,12 @@ std::vector<Fit> judge_candidates(const std::vector<IndexFile>& files, const Pin
     else if (f.yanked) c.problem = "yanked on the index";
     else if (f.sha256.size() != 64) c.problem = "the index gives no sha256 for it, so it cannot be pinned by hash";
     else c.problem = filename_incompatibility(w, req.target, req.device);
+    // pip's LinkEvaluator: a file whose data-requires-python (PEP 503) or
+    // requires-python (PEP 691) excludes the interpreter is no candidate.
+    if (!c.problem && !python.empty()) {
+      c.problem = requires_python_problem(f.requires_python, python, "its index entry");
+      c.python_excluded = c.problem.has_value();
+    }
     if (!c.problem && req.commit) c.problem = commit_problem(f, req, &http);
     if (!c.problem) fits.push_back({result.candidates.size(), Version::parse(v->public_str()), *v, specificity(c.label)});
     result.candidates.push_back(std::move(c));
@@ -142,6 +153,7 @@ void choose(const std::vector<Fit>& fits, PinResult& result) {
     return a.version < b.version;
   });
   const PinCandidate& chosen = result.candidates[best->i];
+  result.files.clear();
   result.label = chosen.label;
   result.version = chosen.file.version;
   for (const auto& f : fits)
@@ -168,11 +180,93 @@ void write_requirements(const PinRequest& req, PinResult& result) {
   result.text = t;
 }
 
+// The METADATA pin read of each candidate, by URL: read once.
+using MetadataReads = std::map<std::string, CandidateMetadata>;
+
+const CandidateMetadata& metadata_of(const IndexFile& f, HttpClient& http, MetadataReads& reads) {
+  auto it = reads.find(f.url);
+  if (it == reads.end()) it = reads.emplace(f.url, candidate_metadata(f, &http)).first;
+  return it->second;
+}
+
+// pip reads the METADATA of the wheel it is about to install (PEP 658, or
+// the wheel) and, when its Requires-Python excludes the interpreter, takes
+// the next candidate. pin does the same for the files it chose, where
+// their METADATA is at hand: a local wheel, PEP 658 metadata with a sha256,
+// or any wheel when the dependencies are read anyway (it is fetched then).
+// Returns whether a chosen file was passed over, so that pin chooses again.
+bool pass_over_by_metadata(std::vector<Fit>& fits, const PinRequest& req, HttpClient& http, PinResult& result, MetadataReads& reads) {
+  const std::string python = requires_python_version(req.target);
+  bool passed_over = false;
+  for (auto it = fits.begin(); it != fits.end();) {
+    PinCandidate& c = result.candidates[it->i];
+    const bool chosen = std::any_of(result.files.begin(), result.files.end(), [&](const IndexFile& f) { return f.url == c.file.url; });
+    const bool local = c.file.url.find("://") == std::string::npos || c.file.url.starts_with("file://");
+    const bool at_hand = local || (c.file.metadata_sha256 && !c.file.metadata_sha256->empty()) || req.read_requirements;
+    std::optional<std::string> problem;
+    if (chosen && at_hand)
+      if (const CandidateMetadata& md = metadata_of(c.file, http, reads); md.text)
+        for (const auto& [key, value] : parse_metadata_fields(*md.text))
+          if (key == "Requires-Python" && !problem) problem = requires_python_problem(value, python, "its METADATA");
+    if (!problem) {
+      ++it;
+      continue;
+    }
+    c.problem = problem;
+    c.python_excluded = true;
+    it = fits.erase(it);
+    passed_over = true;
+  }
+  return passed_over;
+}
+
+// The newest fitting version whose chosen files' METADATA does not exclude
+// the target's Python; nothing left: the no-fit error.
+void choose_fitting(std::vector<Fit>& fits, const PinRequest& req, HttpClient& http, PinResult& result, MetadataReads& reads, const std::string& where) {
+  const bool python_known = !requires_python_version(req.target).empty();
+  do {
+    if (fits.empty()) throw_no_fit(result, where, req);
+    choose(fits, result);
+  } while (python_known && pass_over_by_metadata(fits, req, http, result, reads));
+}
+
+// `text` with comment lines after its first (the "# kwheel pin: ..." line).
+std::string with_notes(const std::string& text, const std::vector<std::string>& notes) {
+  std::string lines;
+  for (const auto& n : notes) lines += n + "\n";
+  const size_t eol = text.find('\n');
+  return eol == std::string::npos ? lines + text : text.substr(0, eol + 1) + lines + text.substr(eol + 1);
+}
+
+// The header's word on Requires-Python: the newer versions it passed over,
+// and why, or that it was not checked. Each note is one comment line: what
+// an index wrote in it is escaped by printable().
+std::vector<std::string> python_notes(const PinRequest& req, const PinResult& result) {
+  if (requires_python_version(req.target).empty())
+    return {"# Requires-Python not checked: the target is described (--torch), not an interpreter; pin with --python PATH to check it"};
+  const auto pinned = Version::try_parse(result.version);
+  std::map<Version, std::string, std::greater<>> newer;  // public version -> the first reason
+  for (const auto& c : result.candidates) {
+    const auto v = Version::try_parse(c.file.version);
+    if (!c.python_excluded || !v || !pinned) continue;
+    const Version pub = Version::parse(v->public_str());
+    if (Version::parse(pinned->public_str()) < pub) newer.try_emplace(pub, *c.problem);
+  }
+  if (newer.empty()) return {};
+  constexpr size_t kNamed = 5;
+  std::string line;
+  size_t n = 0;
+  for (const auto& [v, why] : newer)
+    if (n++ < kNamed) line += (line.empty() ? "" : "; ") + result.project + " " + v.str() + " (" + why + ")";
+  if (newer.size() > kNamed) line += "; and " + std::to_string(newer.size() - kNamed) + " more (see --json)";
+  return {"# passed over: " + printable(line)};
+}
+
 // The chosen wheel's Requires-Dist: its dependencies, for pin_dependencies.
 // Every file of the chosen version is one build, so the first tells.
-void read_requirements(PinResult& result, HttpClient& http) {
+void read_requirements(PinResult& result, HttpClient& http, MetadataReads& reads) {
   const IndexFile& f = result.files.front();
-  const CandidateMetadata metadata = candidate_metadata(f, &http);
+  const CandidateMetadata& metadata = metadata_of(f, http, reads);
   if (!metadata.text)
     throw Error(ErrorKind::input, "cannot read the METADATA of " + f.filename + " to find its dependencies: " + metadata.missing +
                                       "; or pass --no-deps to pin the kernels alone");
@@ -205,17 +299,18 @@ PinResult pin(const PinRequest& req) {
 
   const Listing listing = is_url ? list_index(req, wanted, index, result) : list_directory(req, wanted, result);
   result.project = *wanted;
+  MetadataReads reads;
   if (is_variant_listing(listing.files)) {
     pin_from_variant_index(listing, req, index.http(), result);
-    if (req.read_requirements) read_requirements(result, index.http());
-    return result;
+  } else {
+    std::vector<Fit> fits = judge_candidates(listing.files, req, index.http(), result);
+    if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + result.project + "' at " + listing.where);
+    choose_fitting(fits, req, index.http(), result, reads, listing.where);
+    write_requirements(req, result);
   }
-  const std::vector<Fit> fits = judge_candidates(listing.files, req, index.http(), result);
-  if (result.candidates.empty()) throw Error(ErrorKind::not_found, "no wheel of '" + result.project + "' at " + listing.where);
-  if (fits.empty()) throw_no_fit(result, listing.where, req);
-  choose(fits, result);
-  write_requirements(req, result);
-  if (req.read_requirements) read_requirements(result, index.http());
+  result.notes = python_notes(req, result);
+  result.text = with_notes(result.text, result.notes);
+  if (req.read_requirements) read_requirements(result, index.http(), reads);
   return result;
 }
 
@@ -245,17 +340,78 @@ json to_json(const PinResult& r) {
   return j;
 }
 
-std::vector<std::string> pin_source_projects(const PinRequest& req) {
+namespace {
+
+// The projects a source holds, normalized and sorted.
+std::vector<std::string> source_projects(const PinRequest& req, IndexConnection& index) {
   std::set<std::string> names;
   if (req.source.find("://") == std::string::npos) {
     for (const auto& [e, w] : directory_wheels(req.source)) names.insert(normalize_name(w.name));
     if (names.empty()) throw Error(ErrorKind::not_found, "directory '" + req.source + "' holds no .whl file; build some with `kwheel build`");
     return {names.begin(), names.end()};
   }
-  IndexConnection index(index_root(req.source), req.connection, pin_http_options(), req.transport);
   for (auto& n : index_projects(index.url(), index)) names.insert(std::move(n));
   if (names.empty()) throw Error(ErrorKind::not_found, "index " + index.url() + " lists no project");
   return {names.begin(), names.end()};
+}
+
+// Whether `project` of the source is a kernel, by one wheel's METADATA: a
+// directory's own wheels, or the files its index page lists (the page read
+// as pin reads it: capped, file:// links held to the site).
+bool is_kernel_project(const PinRequest& base, const std::string& project, IndexConnection& index) {
+  if (base.source.find("://") == std::string::npos) {
+    std::vector<IndexFile> files;
+    for (const auto& [e, w] : directory_wheels(base.source)) {
+      if (normalize_name(w.name) != project) continue;
+      IndexFile f;
+      f.filename = e.path().filename().string();
+      f.url = fs::absolute(e.path()).string();
+      f.version = w.version;
+      files.push_back(std::move(f));
+    }
+    return project_is_kernel(files, project, "directory '" + base.source + "'", index.http());
+  }
+  PinRequest req = base;
+  req.name = project;
+  std::optional<std::string> wanted = project;
+  PinResult scratch;
+  const Listing listing = list_index(req, wanted, index, scratch);
+  return project_is_kernel(listing.files, project, listing.where, index.http());
+}
+
+// "# left out: 2 projects of the source that are not kernels (acme-utils, einops)".
+std::string left_out_note(const std::vector<std::string>& left_out) {
+  constexpr size_t kNamed = 10;
+  std::vector<std::string> named(left_out.begin(), left_out.begin() + static_cast<std::ptrdiff_t>(std::min(left_out.size(), kNamed)));
+  std::string list = join(named, ", ");
+  if (left_out.size() > kNamed) list += ", and " + std::to_string(left_out.size() - kNamed) + " more";
+  const std::string count = std::to_string(left_out.size()) + (left_out.size() == 1 ? " project" : " projects");
+  return "# left out: " + count + " of the source that " + (left_out.size() == 1 ? "is not a kernel (" : "are not kernels (") + printable(list) +
+         "): no kernel marker in METADATA (Keywords: " + kKernelKeyword + ")";
+}
+
+void add_unique(std::vector<std::string>& into, const std::vector<std::string>& notes) {
+  for (const auto& n : notes)
+    if (std::find(into.begin(), into.end(), n) == into.end()) into.push_back(n);
+}
+
+// The kernels among `projects`; the rest into `left_out`. None: the error
+// that names them and --name.
+std::vector<std::string> kernel_projects(const PinRequest& base, const std::vector<std::string>& projects, IndexConnection& index, std::vector<std::string>& left_out) {
+  std::vector<std::string> kernels;
+  for (const auto& project : projects) (is_kernel_project(base, project, index) ? kernels : left_out).push_back(project);
+  if (kernels.empty())
+    throw Error(ErrorKind::not_found, "no project of " + (base.source.find("://") == std::string::npos ? "directory '" + base.source + "'" : display_url(index.url())) + " is a kernel: the METADATA of " +
+                                          join(left_out, ", ") + " carries no kernel marker (Keywords: " + kKernelKeyword +
+                                          ", which `kwheel build` writes); pass --name to pin a project anyway");
+  return kernels;
+}
+
+}  // namespace
+
+std::vector<std::string> pin_source_projects(const PinRequest& req) {
+  IndexConnection index(req.source.find("://") == std::string::npos ? std::string() : index_root(req.source), req.connection, pin_http_options(), req.transport);
+  return source_projects(req, index);
 }
 
 bool is_pin_index_line(const std::string& line) {
@@ -264,9 +420,12 @@ bool is_pin_index_line(const std::string& line) {
 
 PinSetResult pin_all(const PinRequest& base) {
   PinSetResult result;
-  const std::vector<std::string> projects = pin_source_projects(base);
+  IndexConnection index(base.source.find("://") == std::string::npos ? std::string() : index_root(base.source), base.connection, pin_http_options(), base.transport);
+  const std::vector<std::string> projects = source_projects(base, index);
+  const std::vector<std::string> kernels = kernel_projects(base, projects, index, result.left_out);
   std::string header, lines, index_line;
-  for (const auto& project : projects) {
+  std::vector<std::string> notes;
+  for (const auto& project : kernels) {
     PinRequest req = base;
     req.name = project;
     try {
@@ -278,14 +437,18 @@ PinSetResult pin_all(const PinRequest& base) {
     const PinResult& r = result.kernels.back();
     header += "# " + r.project + ": " + r.label.describe() + (r.label.index_name().empty() ? "" : " (sub-index " + r.label.index_name() + ")") + "\n";
     for (const auto& f : r.files) header += "#   file: " + f.filename + "\n";
+    add_unique(notes, r.notes);
     index_line = r.index_line;
     lines += r.requirement + "\n";
   }
+  const std::vector<std::string> left_out = result.left_out.empty() ? std::vector<std::string>{} : std::vector{left_out_note(result.left_out)};
   if (result.kernels.size() == 1) {
-    result.text = result.kernels.front().text;
+    result.text = with_notes(result.kernels.front().text, left_out);
     return result;
   }
+  add_unique(notes, left_out);
   result.text = "# kwheel pin: " + std::to_string(result.kernels.size()) + " kernels for " + target_description(base) + "\n" + header;
+  for (const auto& n : notes) result.text += n + "\n";
   result.text += index_line.empty() ? "# from directory " + fs::absolute(base.source).string() + ": pip install --find-links DIR -r requirements.txt\n"
                                     : index_line + "\n";
   result.text += lines;
@@ -293,16 +456,22 @@ PinSetResult pin_all(const PinRequest& base) {
 }
 
 json to_json(const PinSetResult& r) {
-  if (r.kernels.size() == 1) return to_json(r.kernels.front());
+  if (r.kernels.size() == 1) {
+    json j = to_json(r.kernels.front());
+    j["requirements"] = r.text;
+    j["left_out"] = r.left_out;
+    return j;
+  }
   json kernels = json::array();
   for (const auto& k : r.kernels) kernels.push_back(to_json(k));
-  return json{{"ok", true}, {"requirements", r.text}, {"kernels", kernels}};
+  return json{{"ok", true}, {"requirements", r.text}, {"kernels", kernels}, {"left_out", r.left_out}};
 }
 
 LockPinResult pin_lock(const PinRequest& base, const std::string& lock) {
   const bool is_url = base.source.find("://") != std::string::npos;
   LockPinResult result{lock, {}, {}};
   std::string index_line, lines, header;
+  std::vector<std::string> notes;
   for (const auto& k : read_kernels_lock(lock)) {
     PinRequest req = base;
     req.repo_id = k.dependency.repo_id;
@@ -315,9 +484,11 @@ LockPinResult pin_lock(const PinRequest& base, const std::string& lock) {
     }
     const PinResult& r = result.kernels.back();
     header += "# " + k.dependency.repo_id + " @ " + k.commit.substr(0, 12) + ": " + r.label.describe() + "\n";
+    add_unique(notes, r.notes);
     index_line = r.index_line;
     lines += r.requirement + "\n";
   }
+  for (const auto& n : notes) header += n + "\n";
   result.text = "# kwheel pin --lock " + lock + "\n" + header;
   result.text += index_line.empty() ? "# from a directory: pip install --find-links DIR --require-hashes -r requirements.txt\n" : index_line + "\n";
   result.text += lines;

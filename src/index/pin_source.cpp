@@ -3,13 +3,13 @@
 #include "kwheel/index/pin_source.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/small_file.hpp"
 #include "kwheel/base/text.hpp"
+#include "kwheel/hub/http.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/index/pin_metadata.hpp"
 #include "kwheel/index/simple_page.hpp"
@@ -27,14 +27,6 @@ struct Page {
 };
 
 }  // namespace
-
-std::string read_local_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(ErrorKind::not_found, "cannot read '" + p.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path file_url_path(const std::string& url) {
   std::string rest = url.substr(7);  // after file://
@@ -54,11 +46,18 @@ Page fetch_page(const std::string& url, IndexConnection* index, const std::strin
   if (url.starts_with("file://")) {
     fs::path dir = file_url_path(url);
     std::error_code ec;
+    // The caps an HTTP page has (kMaxIndexPageBody), and only a regular
+    // file: a page that is /dev/zero or a FIFO costs nothing.
+    const std::string fix = "a file:// index page is a regular file of at most 16 MiB; rebuild the index with `kwheel index`";
+    auto read_page = [&](const fs::path& p) {
+      if (!fs::is_regular_file(p, ec)) throw Error(ErrorKind::input, what + " page '" + p.string() + "' is not a regular file (a device, a FIFO or a directory); " + fix);
+      return read_small_file(p, kMaxIndexPageBody, what + " page", fix);
+    };
     if (fs::exists(dir / "index.json", ec)) {
-      page.body = read_local_file(dir / "index.json");
+      page.body = read_page(dir / "index.json");
       page.json = true;
     } else if (fs::exists(dir / "index.html", ec)) {
-      page.body = read_local_file(dir / "index.html");
+      page.body = read_page(dir / "index.html");
     } else {
       throw Error(ErrorKind::not_found, what + " not found: '" + dir.string() + "' has no index.json or index.html");
     }
@@ -92,8 +91,51 @@ std::string join_url(const std::string& page_url, const std::string& href) {
   return resolve_url(page_url, href);
 }
 
+// Whether `p` (canonical) is `site` (canonical) or below it, by whole components.
+bool within(const fs::path& site, const fs::path& p) {
+  auto [s, q] = std::mismatch(site.begin(), site.end(), p.begin(), p.end());
+  return s == site.end();
+}
+
+// A project's page of a file:// index is the directory ROOT/<project>/: a
+// symlink there may not lead out of the site either.
+void check_site_directory(const fs::path& site, const std::string& root, const std::string& project_url) {
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(file_url_path(project_url), ec);
+  if (!ec && fs::exists(dir, ec) && !within(site, dir))
+    throw Error(ErrorKind::input, "file:// index " + root + ": the project page " + project_url + " resolves to '" + dir.string() + "', outside the site '" +
+                                      site.string() + "'; a file:// index may hold only its own pages (rebuild it with `kwheel index`)");
+}
+
 }  // namespace
 
+fs::path file_index_site(const fs::path& root) {
+  std::error_code ec;
+  const fs::path canonical_root = fs::weakly_canonical(root, ec);
+  if (ec) throw Error(ErrorKind::not_found, "cannot resolve the file:// index '" + root.string() + "': " + ec.message());
+  // A kwheel site keeps its pages below SITE (SITE/simple/,
+  // SITE/torch2.7-cu126/simple/, SITE/variants/torch2.11/simple/) and its
+  // wheels in SITE/files/ or SITE/variants/files/, all under the directory
+  // holding kwheel-index.json.
+  fs::path dir = canonical_root;
+  for (int up = 0; up <= 3 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / "kwheel-index.json", ec)) return dir;
+    if (dir == dir.parent_path()) break;
+  }
+  // Another index's <site>/simple/ links files beside simple/.
+  if (canonical_root.filename() == "simple" && canonical_root.has_parent_path()) return canonical_root.parent_path();
+  return canonical_root;
+}
+
+void check_site_link(const fs::path& site, const std::string& page, const std::string& href, const std::string& url) {
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(file_url_path(url), ec);
+  const std::string head = "index page " + page + " links '" + href + "'";
+  const std::string fix = "; a file:// index may link only regular files of its own site, so nothing is pinned from it (rebuild the index with `kwheel index`, or pin from a directory of the wheels)";
+  if (ec || !within(site, target))
+    throw Error(ErrorKind::input, head + ", which resolves to " + (ec ? "nothing" : "'" + target.string() + "'") + ", outside the site '" + site.string() + "'" + fix);
+  if (!fs::is_regular_file(target, ec)) throw Error(ErrorKind::input, head + ", which is not a regular file ('" + target.string() + "')" + fix);
+}
 
 // The wheels of a directory, by their parsed names (other files, hidden
 // files and names that do not parse are not wheels of it).
@@ -190,10 +232,18 @@ Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, In
   }
   Listing out;
   const std::string project_url = root + encode_component(*wanted) + "/";
+  const bool local = root.starts_with("file://");
+  const fs::path site = local ? file_index_site(file_url_path(root)) : fs::path();
+  // The project page's directory is a link of the root page's, held to the same site.
+  if (local) check_site_directory(site, root, project_url);
   Page p = fetch_page(project_url, &index, "project '" + *wanted + "'");
   out.files = p.json ? parse_project_json(p.body, project_url) : parse_project_html(p.body, project_url);
   result.page_format = p.json ? "json" : "html";
-  for (auto& f : out.files) f.url = join_url(p.url, f.url);
+  for (auto& f : out.files) {
+    const std::string href = f.url;
+    f.url = join_url(p.url, f.url);
+    if (f.url.starts_with("file://")) check_site_link(site, project_url, href, f.url);
+  }
   result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
   result.ca_from = index.ca_from();
   result.credentials_from = index.credentials_from();

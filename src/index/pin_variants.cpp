@@ -9,6 +9,7 @@
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/packaging/requires_python.hpp"
 #include "kwheel/packaging/variant_selection.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/packaging/wheel_variant.hpp"
@@ -93,7 +94,7 @@ std::map<std::string, VersionGroup> group(const std::vector<IndexFile>& files, c
       continue;
     }
     if (normalize_name(w.name) != result.project) continue;
-    PinCandidate c{f, read_label(w.version), std::nullopt};
+    PinCandidate c{f, read_label(w.version), std::nullopt, false};
     const auto v = Version::try_parse(w.version);
     if (!w.variant) c.problem = "not a variant wheel (a variant index serves variant wheels only)";
     else if (!v) c.problem = "version '" + w.version + "' is not PEP 440";
@@ -101,6 +102,11 @@ std::map<std::string, VersionGroup> group(const std::vector<IndexFile>& files, c
     else if (f.yanked) c.problem = "yanked on the index";
     else if (f.sha256.size() != 64) c.problem = "the index gives no sha256 for it, so it cannot be pinned by hash";
     else c.problem = tags_and_torch_incompatibility(w, req.target);
+    // As pin's other candidates, and as uv: the index entry's Requires-Python.
+    if (!c.problem && !requires_python_version(req.target).empty()) {
+      c.problem = requires_python_problem(f.requires_python, requires_python_version(req.target), "its index entry");
+      c.python_excluded = c.problem.has_value();
+    }
     if (!c.problem) {
       auto& r = releases.try_emplace(w.version, VersionGroup{*v, w.version, nullptr, {}}).first->second;
       r.wheels.push_back(result.candidates.size());

@@ -8,6 +8,7 @@ import sys
 
 info = {
     "python": "%d.%d" % sys.version_info[:2],
+    "python_version": "%d.%d.%d" % sys.version_info[:3],  # what pip holds Requires-Python to
     "implementation": sys.implementation.name,
     "executable": sys.executable,
     "machine": platform.machine(),

@@ -24,6 +24,7 @@ InterpreterInfo probe_interpreter(const std::string& python) {
   in.raw = j;
   in.executable = j.value("executable", python);
   in.python = j.value("python", "");
+  in.python_version = j.value("python_version", "");
   in.implementation = j.value("implementation", "");
   in.machine = j.value("machine", "");
   in.system = j.value("system", "");

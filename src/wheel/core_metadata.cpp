@@ -59,6 +59,12 @@ std::string render_metadata(const CoreMetadata& m) {
   header(out, "Name", m.name);
   header(out, "Version", m.version);
   if (!m.summary.empty()) header(out, "Summary", m.summary);
+  if (!m.keywords.empty()) {
+    // The spec's one field, comma-separated: a comma inside a keyword would split it.
+    for (const auto& k : m.keywords)
+      if (k.empty() || k.find(',') != std::string::npos) throw Error(ErrorKind::input, "metadata keyword '" + k + "' must be non-empty and hold no comma");
+    header(out, "Keywords", join(m.keywords, ","));
+  }
   if (!m.license.empty()) header(out, is_spdx_expression(m.license) ? "License-Expression" : "License", m.license);
   for (const auto& [label, url] : m.project_urls) header(out, "Project-URL", label + ", " + url);
   if (!m.requires_python.empty()) header(out, "Requires-Python", m.requires_python);

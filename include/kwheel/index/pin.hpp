@@ -56,6 +56,9 @@ struct PinCandidate {
   IndexFile file;
   LocalLabel label;
   std::optional<std::string> problem;  // why it does not fit; nullopt when it does
+  // The problem is its Requires-Python (index entry or METADATA), which
+  // excludes the target's Python: the header names such newer versions.
+  bool python_excluded = false;
 };
 
 struct PinResult {
@@ -67,6 +70,11 @@ struct PinResult {
   std::string page_format;             // what was read: "directory", "json" (PEP 691) or "html" (PEP 503)
   std::string requirement;             // "img2gray==0.1.0+torch2.7.cu126 --hash=sha256:..."
   std::string text;                    // the whole requirements.txt snippet
+  // Comment lines of `text` below its first: the newer versions passed over
+  // for their Requires-Python ("# passed over: img2gray 2 (requires Python
+  // >=3.99 by its index entry, the target has 3.11.2)"), or that
+  // Requires-Python was not checked (a described target).
+  std::vector<std::string> notes;
   std::vector<PinCandidate> candidates;
   // An index URL: where its CA bundle and its credentials came from
   // (connection.hpp's names: "--cert", "SSL_CERT_FILE", "system"; "the URL",
@@ -82,7 +90,8 @@ struct PinResult {
 
 // An environment described on the command line: torch X.Y with CUDA X.Y,
 // or CPU-only when `cuda` is empty. Python and platform are left unknown
-// (not checked); every fitting file of the chosen version is hashed.
+// (not checked, Requires-Python included: the header says so); every
+// fitting file of the chosen version is hashed.
 InterpreterInfo described_target(const std::string& torch, const std::optional<std::string>& cuda);
 
 // Throws Error(not_found) listing the available variants when nothing fits,
@@ -91,14 +100,20 @@ PinResult pin(const PinRequest& request);
 
 nlohmann::json to_json(const PinResult& result);
 
-// `pin` without --name: every project of the source (a directory's wheels,
+// `pin` without --name: every kernel of the source (a directory's wheels,
 // an index's root page), each pinned as pin() pins it, under one index
-// line. One project gives pin()'s own result. A project with no fitting
-// build is an Error naming it, its kind kept: a requirements file missing
-// a kernel would fail later, where it is harder to see.
+// line. A project is a kernel when the METADATA of one of its wheels says
+// so (index/pin_metadata.hpp project_is_kernel); the others (a kernel's
+// Python dependencies, a team's other packages) are left out and counted
+// in one comment line; pin_dependencies pins what the kernels need of them.
+// One kernel gives pin()'s own result, that line added. A kernel with no
+// fitting build is an Error naming it, its kind kept: a requirements file
+// missing a kernel would fail later, where it is harder to see. No kernel
+// at all: Error(not_found) naming the projects and --name.
 struct PinSetResult {
   std::vector<PinResult> kernels;      // by project name
   std::string text;                    // the whole requirements.txt
+  std::vector<std::string> left_out;   // the projects that are not kernels, sorted
 };
 PinSetResult pin_all(const PinRequest& request);
 
@@ -110,7 +125,8 @@ std::vector<std::string> pin_source_projects(const PinRequest& request);
 // pin file start with these; the kernels' requirement lines follow them.
 bool is_pin_index_line(const std::string& line);
 
-// {"ok", "requirements", "kernels": [to_json(PinResult), ...]}.
+// {"ok", "requirements", "kernels": [to_json(PinResult), ...], "left_out": [...]};
+// one kernel: its to_json(PinResult) with "left_out".
 nlohmann::json to_json(const PinSetResult& result);
 
 // `pin --lock`: every kernel of a kernels.lock, each pinned at its locked

@@ -6,6 +6,7 @@
 // to pass over.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kwheel/hub/http.hpp"
 #include "kwheel/index/pin.hpp"
@@ -32,6 +33,13 @@ CandidateMetadata candidate_metadata(const IndexFile& f, HttpClient* http);
 // `pin --lock`: why a candidate is not the build of request's repo_id at its
 // commit, or nullopt when it is.
 std::optional<std::string> commit_problem(const IndexFile& f, const PinRequest& req, HttpClient* http);
+
+// Whether a project of a source is a kernel (wheel/kernel_marker.hpp), by
+// the METADATA of one of its wheels (`files`, its page's or directory's): of
+// its newest version, PEP 658 metadata preferred, else the wheel itself. No
+// wheel: false. Throws Error(input) naming the project at `where` when the
+// METADATA cannot be had or trusted, and what candidate_metadata throws.
+bool project_is_kernel(const std::vector<IndexFile>& files, const std::string& project, const std::string& where, HttpClient& http);
 
 // A file a variant index lists (variants.json, a wheel), held to the page's
 // sha256.

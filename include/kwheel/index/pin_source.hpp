@@ -25,8 +25,17 @@ struct Listing {
 // The path of a file:///absolute/path URL; Error(usage) for another form.
 std::filesystem::path file_url_path(const std::string& url);
 
-// A local file's bytes; Error(not_found) naming it when it cannot be read.
-std::string read_local_file(const std::filesystem::path& p);
+// The directory a file:// index's links must stay in, symlinks resolved:
+// the nearest of the index root and its three parents that holds
+// kwheel-index.json (a kwheel site: pages under SITE/.../simple/, wheels in
+// SITE/files/), else the parent of a root named simple, else the root.
+std::filesystem::path file_index_site(const std::filesystem::path& root);
+
+// Throws Error(input) naming the page, the link as written and the fix
+// unless `url` (page's link `href`, made absolute) resolves, symlinks
+// followed, to a regular file inside `site`: /dev/zero, a FIFO, ../ or a
+// symlink out of the site, or an absolute path elsewhere are refused.
+void check_site_link(const std::filesystem::path& site, const std::string& page, const std::string& href, const std::string& url);
 
 // The wheels of a directory, by their parsed names (other files, hidden
 // files and names that do not parse are not wheels of it).

@@ -15,6 +15,9 @@ namespace kwheel {
 struct InterpreterInfo {
   std::string executable;
   std::string python;    // "3.11"
+  // "3.11.2": sys.version_info[:3], what pip holds Requires-Python to; ""
+  // for a described target (--torch/--cuda), whose Python is unknown.
+  std::string python_version;
   std::string implementation;
   std::string machine;   // "x86_64"
   std::string system;    // "linux"
@@ -30,6 +33,10 @@ struct InterpreterInfo {
   std::string tvm_ffi_site;          // the directory holding the tvm_ffi package
   nlohmann::json raw;
 };
+
+// The version Requires-Python is held to: python_version, else python
+// ("3.11", read as 3.11.0); "" when the target is described, not probed.
+inline std::string requires_python_version(const InterpreterInfo& t) { return t.python_version.empty() ? t.python : t.python_version; }
 
 // Runs the interpreter once (without importing torch). Throws Error(usage)
 // when it cannot be run.

@@ -15,6 +15,7 @@ struct CoreMetadata {
   std::string name;     // as the user spells it; tools normalise
   std::string version;  // full version, local label included
   std::string summary;
+  std::vector<std::string> keywords;  // one Keywords field, comma-separated (kernel_marker.hpp's marker among them)
   std::string requires_python;
   std::vector<std::string> requires_dist;
   std::vector<std::pair<std::string, std::string>> project_urls;  // label, URL

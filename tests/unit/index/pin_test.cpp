@@ -32,10 +32,10 @@ using testing::sha256sum;
 const std::string kCommitA = "1111111111111111111111111111111111111111";
 const std::string kCommitB = "2222222222222222222222222222222222222222";
 
-// A wheel's METADATA as kwheel writes it, with a Hub revision when `commit`
-// is given.
+// A wheel's METADATA as kwheel writes it (the kernel marker included), with
+// a Hub revision when `commit` is given.
 std::string metadata_text(const std::string& name, const std::string& version, const std::optional<std::string>& commit) {
-  std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
+  std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\nKeywords: hf-kernel\n";
   if (commit) metadata += "Project-URL: Hub revision, https://huggingface.co/kernels/org/" + name + "/tree/" + *commit + "\n";
   return metadata;
 }
