@@ -13,6 +13,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/interrupt.hpp"
+#include "kwheel/base/secret_environment.hpp"
 
 extern char** environ;
 
@@ -46,11 +47,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (argv.empty()) throw Error(ErrorKind::usage, "no program to run");
   std::vector<std::string> env_store;
   std::set<std::string> drop(o.unset_env.begin(), o.unset_env.end());
-  drop.insert(std::begin(kSecretEnvironment), std::end(kSecretEnvironment));
   for (const auto& [k, _] : o.set_env) drop.insert(k);
   for (char** e = environ; *e; ++e) {
     std::string kv(*e);
-    if (!drop.count(kv.substr(0, kv.find('=')))) env_store.push_back(kv);
+    const std::string key = kv.substr(0, kv.find('='));
+    if (!drop.count(key) && !is_secret_variable(key)) env_store.push_back(kv);
   }
   for (const auto& [k, v] : o.set_env) env_store.push_back(k + "=" + v);
   std::vector<char*> envp, args;

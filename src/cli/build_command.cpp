@@ -148,7 +148,8 @@ int run_build(const BuildArgs& a, const Output& out) {
 void register_build(CLI::App& app, Output& out, int& exit_code) {
   auto args = std::make_shared<BuildArgs>();
   auto* sub = app.add_subcommand("build", "Build one wheel per variant of a kernel repo: a Hub repo id (ORG/NAME), a directory with build/, or every kernel of a lock");
-  sub->add_option("source", args->request.source.source, "ORG/NAME on the Hub, or a directory holding build/<variant>/...")->type_name("ORG/NAME|DIR");
+  // A URL pasted for ORG/NAME is refused, and quoted without its password.
+  url_option(sub->add_option("source", args->request.source.source, "ORG/NAME on the Hub, or a directory holding build/<variant>/...")->type_name("ORG/NAME|DIR"));
   sub->add_option("--version", args->request.version.version,
                   "Hub: the kernel version N (branch vN; default: the highest), or for old repos a vX.Y.Z tag spec (\">=0.1,<0.2\", 0.1.1). Directory: the wheels' version (required)")->type_name("N|SPEC");
   sub->add_option("--wheel-version", args->request.version.wheel_version, "Override the wheels' version")->type_name("VERSION");

@@ -85,6 +85,17 @@ void register_index(CLI::App& app, Output& out, int& exit_code);
 void register_pin(CLI::App& app, Output& out, int& exit_code);
 void register_verify(CLI::App& app, Output& out, int& exit_code);
 
+// A URL option, or a source that may be a URL: the password of its
+// user:password@, if any, is registered for redaction as the command line
+// is read (base/url_userinfo), so no message made from it shows it, in
+// whatever shape and whatever the reason. Returns `option`.
+CLI::Option* url_option(CLI::Option* option);
+
+// `value` of `option` with its scheme lower-cased (HTTPS:// is https://);
+// Error(usage) unless it is http://, https:// or file://, naming `what` it
+// must be and quoting it without its userinfo.
+std::string checked_index_url(const std::string& option, const std::string& value, const std::string& what);
+
 // Wheel files named on the command line: files as given (each must be a
 // *.whl), directories expanded to their *.whl files (sorted, hidden ones
 // skipped). Throws Error(not_found/input) naming the argument.

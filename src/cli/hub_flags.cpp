@@ -4,7 +4,7 @@ namespace kwheel::cli {
 
 void add_hub_flags(CLI::App* sub, SourceRequest& a) {
   sub->add_option("--revision", a.revision, "Hub branch, tag or commit (default: the highest version branch vN)")->type_name("REF");
-  sub->add_option("--endpoint", a.hub.endpoint, "Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)")->type_name("URL");
+  url_option(sub->add_option("--endpoint", a.hub.endpoint, "Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)")->type_name("URL"));
   sub->add_option("--token", a.hub.token, "Hub token (default: $HF_TOKEN, then the token file under $HF_HOME)")->type_name("TOKEN");
   sub->add_flag("--offline", a.hub.offline, "Use the HF cache only (also HF_HUB_OFFLINE=1)");
   sub->add_option("--cache-dir", a.hub.cache_dir, "HF cache (default: $HF_HUB_CACHE or ~/.cache/huggingface/hub)")->type_name("DIR");

@@ -62,10 +62,11 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   auto* sub = app.add_subcommand("index", "Write (or update) a static package index: PEP 503/691 pages, PEP 658 metadata, one sub-index per torch/compute variant");
   sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels to add")->type_name("WHEEL|DIR")->required();
   sub->add_option("-o,--out", a->out, "The site directory (created, or updated in place atomically); a symlink is kept and the site written at its target")->type_name("DIR")->required();
-  sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links")->type_name("URL");
+  url_option(sub->add_option("--base-url", a->base_url, "Absolute URL the site is served at (links become BASE/files/...); default: relative links")->type_name("URL"));
   sub->add_option("--title", a->title, "Title of the matrix pages (SITE/index.html, SITE/kernels/<project>.html); kept for later runs");
-  sub->add_option("--deps-index-url", a->deps_index,
-                  "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); kept for later runs; default: https://pypi.org/simple/");
+  url_option(sub->add_option("--deps-index-url", a->deps_index,
+                             "The index the kernel pages' install lines take torch and Python dependencies from (a PyPI mirror); kept for later runs; "
+                             "default: https://pypi.org/simple/"));
   sub->add_flag("--variants", a->variants,
                 "Also write a PEP 825 variant index per torch version (SITE/variants/torchX.Y/simple/), where uv's preview picks the build for the GPU; kept for later runs");
   sub->add_flag("--no-variants", a->no_variants, "Stop writing the variant index");
@@ -79,15 +80,13 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     SiteOptions o;
     o.signatures = signature_options(a->signatures);
     o.out = a->out;
-    o.base_url = a->base_url;
     o.title = a->title;
-    o.deps_index = a->deps_index;
     if (a->variants && a->no_variants) throw Error(ErrorKind::usage, "--variants and --no-variants contradict each other; pass one");
     if (a->variants || a->no_variants) o.variants = a->variants;
-    if (!o.deps_index.empty() && !o.deps_index.starts_with("http://") && !o.deps_index.starts_with("https://") && !o.deps_index.starts_with("file://"))
-      throw Error(ErrorKind::usage, "--deps-index-url '" + o.deps_index + "' must be an http://, https:// or file:// URL");
-    if (!o.base_url.empty() && !o.base_url.starts_with("http://") && !o.base_url.starts_with("https://") && !o.base_url.starts_with("file://"))
-      throw Error(ErrorKind::usage, "--base-url '" + o.base_url + "' must be an http://, https:// or file:// URL");
+    // Their user:password@ is refused by build_site, which also checks the
+    // one a site keeps from an earlier run.
+    if (!a->deps_index.empty()) o.deps_index = checked_index_url("--deps-index-url", a->deps_index, "URL");
+    if (!a->base_url.empty()) o.base_url = checked_index_url("--base-url", a->base_url, "URL");
     SiteReport r = build_site(wheel_files(a->inputs), o);
     exit_code = 0;
     warn_signatures(r, out);

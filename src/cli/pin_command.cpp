@@ -5,6 +5,7 @@
 #include "kwheel/base/atomic_file.hpp"
 #include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/url_userinfo.hpp"
 #include "kwheel/index/pin.hpp"
 #include "kwheel/index/pin_dependencies.hpp"
 #include "kwheel/packaging/pylock.hpp"
@@ -83,8 +84,6 @@ void check_pin_args(const PinArgs& a, bool both_out_names) {
     throw Error(ErrorKind::usage, "--lock '" + a.lock + "' is a directory; --lock takes a kernels.lock file (e.g. --lock " +
                                       (std::filesystem::path(a.lock) / "kernels.lock").string() + ")");
   if (a.no_deps && (!a.deps_index.empty() || !a.uv.empty())) throw Error(ErrorKind::usage, "--no-deps pins the kernels alone; drop --deps-index-url and --uv");
-  if (!a.deps_index.empty() && !a.deps_index.starts_with("http://") && !a.deps_index.starts_with("https://") && !a.deps_index.starts_with("file://"))
-    throw Error(ErrorKind::usage, "--deps-index-url '" + a.deps_index + "' must be an http://, https:// or file:// simple index URL");
 }
 
 // What the command line asks for, as the library takes it.
@@ -161,7 +160,9 @@ void run_pin(const PinArgs& a, Output& out) {
 void register_pin(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<PinArgs>();
   auto* sub = app.add_subcommand("pin", "Print requirements.txt lines (version with local label + sha256) for the build that fits an environment");
-  sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")->type_name("DIR|URL")->required();
+  url_option(sub->add_option("source", a->source, "A directory of wheels, or a simple index URL (http(s):// or file://, e.g. .../simple/)")
+                 ->type_name("DIR|URL")
+                 ->required());
   sub->add_option("--lock", a->lock, "Pin every kernel of this kernels.lock at its locked commit (wheels built by `kwheel build --lock`)")->type_name("FILE");
   a->target.python = "python3";
   add_target_flags(sub, a->target, "Interpreter whose torch decides (default: python3 on PATH)",
@@ -169,7 +170,9 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--name", a->name, "Only this project (default: every project the source holds, one requirements file)")->type_name("NAME");
   sub->add_option("--version", a->version, "Only versions matching this specifier set, e.g. \">=0.1,<0.2\"")->type_name("SPEC");
   sub->add_flag("--extra-index", a->extra_index, "Write --extra-index-url (keep PyPI for torch & co.) instead of --index-url");
-  sub->add_option("--deps-index-url", a->deps_index, "Resolve the kernels' Python dependencies from this index (default: the kernels' index); kernels still come only from SOURCE")->type_name("URL");
+  url_option(sub->add_option("--deps-index-url", a->deps_index,
+                             "Resolve the kernels' Python dependencies from this index (default: the kernels' index); kernels still come only from SOURCE")
+                 ->type_name("URL"));
   sub->add_option("--uv", a->uv, "The uv that resolves the dependencies (default: $KWHEEL_UV, else uv on PATH)")->type_name("PATH");
   sub->add_option("--cuda-driver", a->cuda_driver,
                   "From a variant index: the CUDA driver version uv would see, or 'none' (default: NV_VARIANT_PROVIDER_FORCE_*, else nvidia-smi, as uv)")
@@ -191,6 +194,8 @@ void register_pin(CLI::App& app, Output& out, int& exit_code) {
                      "kwheel pin dist --lock kernels.lock --python /opt/venv/bin/python -o pylock.toml   # PEP 751, dependencies by uv"});
   sub->callback([a, out_file, old_name, &out, &exit_code] {
     check_pin_args(*a, out_file->count() && old_name->count());
+    a->source = lower_scheme(a->source);
+    if (!a->deps_index.empty()) a->deps_index = checked_index_url("--deps-index-url", a->deps_index, "simple index URL");
     run_pin(*a, out);
     exit_code = 0;
   });

@@ -5,6 +5,7 @@
 #include "cli.hpp"
 #include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/secret_environment.hpp"
 #include "kwheel/index/publish.hpp"
 
 namespace kwheel::cli {
@@ -21,10 +22,11 @@ struct PublishArgs {
   unsigned attempts = 5;
 };
 
-// The option if given, else the environment variable twine reads.
+// The option if given, else the environment variable twine reads (one
+// that holds a credential through the secret list, which registers it).
 std::optional<std::string> option_or_env(const CLI::Option* opt, const std::string& value, const char* env) {
   if (opt->count()) return value;
-  return env_value(env);
+  return is_secret_variable(env) ? secret_env_value(env) : env_value(env);
 }
 
 // A variable's value; unset reads as empty, which tls_sources skips.
@@ -54,7 +56,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<PublishArgs>();
   auto* sub = app.add_subcommand("publish", "Upload wheels to a package index with the upload API twine uses (pypiserver, devpi, PyPI, ...)");
   sub->add_option("wheels", a->inputs, "Wheel files or directories of wheels")->type_name("WHEEL|DIR")->required();
-  auto* url = sub->add_option("--repository-url", a->repository_url, "Upload URL (TWINE_REPOSITORY_URL); ~/.pypirc is then not read")->type_name("URL");
+  auto* url = url_option(sub->add_option("--repository-url", a->repository_url, "Upload URL (TWINE_REPOSITORY_URL); ~/.pypirc is then not read")->type_name("URL"));
   auto* repo = sub->add_option("-r,--repository", a->repository, "A repository section of ~/.pypirc (TWINE_REPOSITORY)")->type_name("NAME");
   sub->add_option("--config-file", a->config_file, "The .pypirc to read (default ~/.pypirc)")->type_name("FILE");
   auto* user = sub->add_option("-u,--username", a->username, "Username (TWINE_USERNAME); __token__ for an API token")->type_name("NAME");
@@ -62,9 +64,9 @@ void register_publish(CLI::App& app, Output& out, int& exit_code) {
   add_tls_flags(sub, a->tls);  // after each flag: TWINE_CERT / TWINE_CLIENT_CERT, the .pypirc section, the shared variables
   sub->add_flag("--skip-existing", a->skip_existing,
                 "A file the index already has (409, or 400 \"already exists\") counts as success when the index's simple page gives it the same sha256; other bytes fail");
-  auto* index_url = sub->add_option("--index-url", a->index_url,
+  auto* index_url = url_option(sub->add_option("--index-url", a->index_url,
                                     "The simple index --skip-existing compares with (default: pypiserver http://HOST/simple/, devpi http://HOST/USER/INDEX/+simple/, "
-                                    "from the upload URL); gets the credentials only on the upload URL's origin")->type_name("URL");
+                                    "from the upload URL); gets the credentials only on the upload URL's origin")->type_name("URL"));
   sub->add_option("-j,--jobs", a->jobs, "Uploads at once")->capture_default_str()->check(CLI::Range(1u, 64u));
   sub->add_option("--attempts", a->attempts, "Tries per file on 5xx answers and network errors (4xx are never retried)")
       ->capture_default_str()

@@ -78,7 +78,8 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
                 "Exit 0 when every wheel is SKIP (nothing fits this torch or device); without it such a run exits 10");
   sub->add_option("--timeout", args->timeout, "Seconds allowed per pip install and per check")->type_name("SECONDS")->capture_default_str();
   add_tls_flags(sub, args->tls);
-  sub->add_option("--index-url", args->index_url, "Install each wheel's dependencies (beyond torch) from this index, and from nowhere else")->type_name("URL");
+  url_option(sub->add_option("--index-url", args->index_url, "Install each wheel's dependencies (beyond torch) from this index, and from nowhere else")
+                 ->type_name("URL"));
   sub->add_option("--find-links", args->options.dependencies.find_links, "Install each wheel's dependencies from the wheels in this directory (repeatable; alone, no index is read)")
       ->type_name("DIR");
   add_output_flags(sub, out);
@@ -88,8 +89,7 @@ void register_validate(CLI::App& app, Output& out, int& exit_code) {
   sub->callback([args, &out, &exit_code] {
     args->options.timeout = std::chrono::seconds(args->timeout);
     if (!args->index_url.empty()) {
-      if (!args->index_url.starts_with("http://") && !args->index_url.starts_with("https://") && !args->index_url.starts_with("file://"))
-        throw Error(ErrorKind::usage, "--index-url '" + args->index_url + "' must be an http://, https:// or file:// simple index URL (a directory of wheels: --find-links DIR)");
+      args->index_url = checked_index_url("--index-url", args->index_url, "simple index URL (a directory of wheels: --find-links DIR)");
       args->options.dependencies.index_url = args->index_url;
     }
     for (const auto& d : args->options.dependencies.find_links)

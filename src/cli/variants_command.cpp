@@ -81,7 +81,7 @@ void register_variants(CLI::App& app, Output& out, int& exit_code) {
   auto a = std::make_shared<VariantsArgs>();
   auto* sub = app.add_subcommand("variants", "List the build variants of a kernel repo (Hub: every version vN) without downloading binaries; "
                                              "with --python or --torch, which fit that environment");
-  sub->add_option("source", a->source.source, "ORG/NAME on the Hub, or a directory holding build/")->type_name("ORG/NAME|DIR")->required();
+  url_option(sub->add_option("source", a->source.source, "ORG/NAME on the Hub, or a directory holding build/")->type_name("ORG/NAME|DIR")->required());
   sub->add_option("--version", a->source.version_spec, "Hub: only this release (tag spec or major N); default: every version branch vN")->type_name("N|SPEC");
   add_target_flags(sub, a->target, "Mark the variants that fit this interpreter's Python, platform, torch and CUDA",
                    "Mark the variants that fit torch X.Y (with --cuda X.Y or --cpu)");

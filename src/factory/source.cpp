@@ -4,6 +4,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/progress.hpp"
+#include "kwheel/hub/url.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -26,7 +27,7 @@ nlohmann::json ResolvedSource::describe() const {
   nlohmann::json j{{"type", "hub"},
                    {"repo", location},
                    {"repo_type", client->config().repo_type},
-                   {"endpoint", client->config().endpoint},
+                   {"endpoint", display_url(client->config().endpoint)},
                    {"requested", resolution->requested},
                    {"commit", resolution->commit},
                    {"offline", client->config().offline}};

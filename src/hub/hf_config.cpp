@@ -9,8 +9,11 @@
 
 #include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/secret_environment.hpp"
 #include "kwheel/base/text.hpp"
+#include "kwheel/base/url_userinfo.hpp"
 #include "kwheel/hub/http.hpp"
+#include "kwheel/hub/url.hpp"
 
 namespace kwheel {
 namespace fs = std::filesystem;
@@ -62,16 +65,22 @@ bool looks_like_repo_id(const std::string& text) {
 
 void check_repo_id(const std::string& repo_id) {
   if (!looks_like_repo_id(repo_id))
-    throw Error(ErrorKind::usage, "'" + repo_id + "' is not a Hub repo id; expected ORG/NAME, e.g. kernels-community/activation (or a directory path that exists)");
+    throw Error(ErrorKind::usage, "'" + display_url(repo_id) + "' is not a Hub repo id; expected ORG/NAME, e.g. kernels-community/activation (or a directory path that exists)");
 }
 
 HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(const std::string&)>& warn) {
   HubConfig c;
-  if (flags.endpoint) c.endpoint = *flags.endpoint;
-  else if (auto e = env_value("HF_ENDPOINT")) c.endpoint = *e;
+  if (flags.endpoint) {
+    register_url_credentials(*flags.endpoint);
+    c.endpoint = *flags.endpoint;
+  } else if (auto e = secret_env_value("HF_ENDPOINT")) {
+    c.endpoint = *e;
+  }
+  c.endpoint = lower_scheme(c.endpoint);
   while (c.endpoint.ends_with("/")) c.endpoint.pop_back();
   if (!c.endpoint.starts_with("http://") && !c.endpoint.starts_with("https://"))
-    throw Error(ErrorKind::usage, "endpoint '" + c.endpoint + "' must start with http:// or https://");
+    throw Error(ErrorKind::usage, std::string(flags.endpoint ? "--endpoint" : "HF_ENDPOINT") + " '" + display_url(c.endpoint) +
+                                      "' must start with http:// or https://");
 
   if (flags.repo_type) {
     c.repo_type = *flags.repo_type;
@@ -99,8 +108,8 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
   // HF_TOKEN, or the older HUGGING_FACE_HUB_TOKEN; one that is blank once
   // trimmed counts as none, so the token file is read, as huggingface_hub's
   // _clean_token makes it.
-  const char* token_var = env_value("HF_TOKEN") ? "HF_TOKEN" : "HUGGING_FACE_HUB_TOKEN";
-  const std::string env_token = trim(env_value(token_var).value_or(""));
+  const char* token_var = secret_env_value("HF_TOKEN") ? "HF_TOKEN" : "HUGGING_FACE_HUB_TOKEN";
+  const std::string env_token = trim(secret_env_value(token_var).value_or(""));
   if (flags.token) {
     c.token = Secret(*flags.token);
     c.token_source = "--token";

@@ -117,11 +117,11 @@ std::string HubClient::error_message(const HttpResponse& r) const {
 [[noreturn]] void HubClient::throw_for(const HttpResponse& r, const std::string& what) {
   const std::string code = r.header("x-error-code");
   const std::string message = error_message(r);
-  const std::string repo = "repo '" + repo_id_ + "' at " + config_.endpoint;
+  const std::string repo = "repo '" + repo_id_ + "' at " + display_url(config_.endpoint);
   // Not "repo not found": the token itself was refused (huggingface_hub
   // makes the same exception to its 401 -> RepositoryNotFoundError rule).
   if (r.status == 401 && code.empty() && message == "Invalid credentials in Authorization header")
-    throw Error(ErrorKind::auth, "the Hub at " + config_.endpoint + " rejected the token" +
+    throw Error(ErrorKind::auth, "the Hub at " + display_url(config_.endpoint) + " rejected the token" +
                                      (config_.token_source.empty() ? "" : " (from " + config_.token_source + ")") + " while " + what +
                                      ": " + message + "; check or renew it, or unset it for public repos");
   if (code == "GatedRepo")
@@ -166,7 +166,7 @@ HubClient::PublisherAnswer HubClient::publisher_overview(const std::string& org)
     if (e.kind() != ErrorKind::network) throw;
     // The request loop's line already names the request, its last status or
     // fault, and the fix (the endpoint, --ca-bundle for TLS).
-    throw Error(ErrorKind::network, "cannot reach the Hub at " + config_.endpoint + " while " + checking + ": " + e.what());
+    throw Error(ErrorKind::network, "cannot reach the Hub at " + display_url(config_.endpoint) + " while " + checking + ": " + e.what());
   }
   const std::string answered = request + " answered HTTP " + std::to_string(r.status);
   if (r.status == 200) {
@@ -184,7 +184,7 @@ HubClient::PublisherAnswer HubClient::publisher_overview(const std::string& org)
   const std::string message = error_message(r);
   const std::string status = answered + (message.empty() ? "" : " (" + message + ")");
   if (r.status == 401 || r.status == 403)
-    throw Error(ErrorKind::auth, status + ": the Hub at " + config_.endpoint +
+    throw Error(ErrorKind::auth, status + ": the Hub at " + display_url(config_.endpoint) +
                                      (config_.token.empty() ? " wants a token while " + checking + "; pass --token or set HF_TOKEN"
                                                             : " rejected the token (from " + config_.token_source + ") while " + checking +
                                                                   "; check or renew it, or unset it for public repos"));
@@ -192,7 +192,7 @@ HubClient::PublisherAnswer HubClient::publisher_overview(const std::string& org)
 }
 
 std::vector<RefInfo> HubClient::list_refs() {
-  auto refs = [&] { return parse_refs(get_json(api_base() + "/refs", "listing refs of " + repo_id_), config_.endpoint + " for " + repo_id_); };
+  auto refs = [&] { return parse_refs(get_json(api_base() + "/refs", "listing refs of " + repo_id_), display_url(config_.endpoint) + " for " + repo_id_); };
   if (config_.repo_type_forced || config_.repo_type != "kernel") return refs();
   try {
     return refs();

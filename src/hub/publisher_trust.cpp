@@ -60,7 +60,7 @@ TrustDecision check_publisher_trust(HubClient& hub, const TrustPolicy& policy, c
       return d;
     case HubClient::PublisherAnswer::not_trusted:
       throw Error(ErrorKind::policy,
-                  "repo '" + repo + "' is not from a trusted publisher: the Hub at " + hub.config().endpoint + " does not mark '" +
+                  "repo '" + repo + "' is not from a trusted publisher: the Hub at " + display_url(hub.config().endpoint) + " does not mark '" +
                       d.publisher + "' trustedKernelPublisher (kernels refuses it too); " + opt_ins(repo),
                   Reason::untrusted_publisher);
     case HubClient::PublisherAnswer::no_such_organization:
@@ -75,12 +75,12 @@ TrustDecision check_publisher_trust(HubClient& hub, const TrustPolicy& policy, c
     hub.list_refs();
   } catch (const Error& e) {
     if (e.reason() == Reason::repo_not_found || e.kind() == ErrorKind::network || e.kind() == ErrorKind::auth) throw;
-    throw Error(ErrorKind::network, "the endpoint " + hub.config().endpoint + " does not answer as a Hugging Face Hub: GET " + overview +
+    throw Error(ErrorKind::network, "the endpoint " + display_url(hub.config().endpoint) + " does not answer as a Hugging Face Hub: GET " + overview +
                                         " answered HTTP 404 and " + e.what() +
                                         "; check --endpoint / HF_ENDPOINT (a mirror's whole path, e.g. .../api/huggingfaceml/REPO)");
   }
   throw Error(ErrorKind::policy,
-              "repo '" + repo + "' is not from a trusted publisher: the Hub at " + hub.config().endpoint + " has no organization '" +
+              "repo '" + repo + "' is not from a trusted publisher: the Hub at " + display_url(hub.config().endpoint) + " has no organization '" +
                   d.publisher + "' (GET " + overview + " answered HTTP 404; a user's namespace is not an organization, so kernels refuses it too); " +
                   opt_ins(repo),
               Reason::untrusted_publisher);

@@ -11,6 +11,7 @@
 #include "kwheel/hub/curl_handles.hpp"
 #include "kwheel/base/secret.hpp"
 #include "kwheel/base/text.hpp"
+#include "kwheel/base/url_userinfo.hpp"
 
 namespace kwheel {
 
@@ -21,28 +22,9 @@ using CurlStr = curl::String;
 
 }  // namespace
 
-std::string display_url(const std::string& url) {
-  std::string out = url;
-  const size_t scheme = out.find("://");
-  if (scheme != std::string::npos) {
-    const size_t host = scheme + 3;
-    const size_t end = std::min(out.find_first_of("/?#", host), out.size());
-    const size_t at = out.rfind('@', end - 1);
-    if (end > host && at != std::string::npos && at >= host) out.erase(host, at + 1 - host);
-  }
-  return redact_secrets(std::move(out));
-}
+std::string display_url(const std::string& url) { return redact_secrets(without_userinfo(url)); }
 
-void register_url_credentials(const std::string& url) {
-  Url u(curl_url());
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) return;
-  for (unsigned flags : {0u, static_cast<unsigned>(CURLU_URLDECODE)}) {
-    char* out = nullptr;
-    if (curl_url_get(u.get(), CURLUPART_PASSWORD, &out, flags) != CURLUE_OK || !out) continue;
-    CurlStr p(out);
-    register_secret(Secret(p.get()));
-  }
-}
+void register_url_credentials(const std::string& url) { register_userinfo_password(url); }
 
 std::string url_origin(const std::string& url) {
   Url u(curl_url());

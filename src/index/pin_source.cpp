@@ -142,7 +142,7 @@ void check_site_link(const fs::path& site, const std::string& page, const std::s
 std::vector<std::pair<fs::directory_entry, WheelFilename>> directory_wheels(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw Error(ErrorKind::not_found, "'" + dir + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
+    throw Error(ErrorKind::not_found, "'" + display_url(dir) + "' is neither a directory of wheels nor an index URL (http://, https://, file://)");
   std::vector<std::pair<fs::directory_entry, WheelFilename>> out;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string fn = e.path().filename().string();
@@ -158,7 +158,7 @@ std::vector<std::pair<fs::directory_entry, WheelFilename>> directory_wheels(cons
 // An index URL as pin reads it: http(s) or file://, ending in a slash.
 std::string index_root(const std::string& source) {
   if (!source.starts_with("http://") && !source.starts_with("https://") && !source.starts_with("file://"))
-    throw Error(ErrorKind::usage, "index URL '" + source + "' must be http://, https:// or file://");
+    throw Error(ErrorKind::usage, "index URL '" + display_url(source) + "' must be http://, https:// or file://");
   return source.ends_with("/") ? source : source + "/";
 }
 

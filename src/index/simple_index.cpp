@@ -9,6 +9,7 @@
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/unique_fd.hpp"
+#include "kwheel/base/url_userinfo.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/index/matrix_page.hpp"
 #include "kwheel/index/site_directory.hpp"
@@ -169,7 +170,26 @@ void check_page_url(const std::string& option, const std::string& url) {
                                       "), which no install line can be pasted with; percent-encode it (e.g. %0A)");
   if (const size_t at = url.find_first_of(" \t"); at != std::string::npos)
     throw Error(ErrorKind::usage, option + " holds a space at offset " + std::to_string(at) + ", which no URL holds; percent-encode it as %20");
+  if (holds_userinfo(url))
+    throw Error(ErrorKind::usage, option + " must not carry user:password@: every page of the site would show it to whoever reads the site; give the URL "
+                                      "without it, and pip the login through ~/.netrc or keyring (where `kwheel pin` finds it too)");
 }
+
+namespace {
+
+// A site written before kwheel refused it may keep a --deps-index-url with
+// a login in kwheel-index.json: it is not carried into new pages. Given a
+// new --deps-index-url, that one replaces it and every page is rewritten.
+void check_kept_deps_index(const fs::path& site, const site::KeptSettings& kept, const SiteOptions& o) {
+  if (!o.deps_index.empty() || !kept.deps_index || !holds_userinfo(*kept.deps_index)) return;
+  register_url_credentials(*kept.deps_index);
+  throw Error(ErrorKind::input, "'" + (site / "kwheel-index.json").string() +
+                                    "' keeps a --deps-index-url with user:password@ from an earlier run, and the site's pages show it; run again with "
+                                    "--deps-index-url URL without it (it replaces the kept one and every page is rewritten), give pip the login through "
+                                    "~/.netrc or keyring, and change that password");
+}
+
+}  // namespace
 
 SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
   if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
@@ -185,6 +205,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   if (o.title) check_page_title(*o.title);
   site::KeptSettings kept;
   std::map<std::string, Entry> entries = exists ? site::read_site(site, kept, o) : std::map<std::string, Entry>{};
+  check_kept_deps_index(site, kept, o);
   if (o.title) kept.title = o.title;
   if (!o.deps_index.empty()) kept.deps_index = o.deps_index;
   if (o.variants) kept.variants = o.variants;

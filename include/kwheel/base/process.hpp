@@ -1,8 +1,10 @@
 #pragma once
 // Running a child program (pip, python) with a bounded time and captured
-// output. No child kwheel runs needs a secret, so none is passed: not in
-// argv, which other users can read in /proc, and not in the environment,
-// from which the variables kwheel reads secrets from are removed.
+// output. A child gets no secret it was not given on purpose: none in argv,
+// which other users can read in /proc, and none inherited, as every
+// variable of base/secret_environment's list is removed from what it
+// inherits. What a caller sets in `set_env` is given on purpose: the index
+// login uv and pip get (hub/child_tool_access), nothing else.
 #include <chrono>
 #include <map>
 #include <optional>
@@ -26,10 +28,6 @@ struct ProcessOptions {
   size_t max_output = 4 << 20;                   // per stream; the tail is kept
   std::optional<std::string> cwd;
 };
-
-// Removed from every child's inherited environment: the Hub token, and the
-// index password (alone or in a repository URL's user info).
-inline constexpr const char* kSecretEnvironment[] = {"HF_TOKEN", "TWINE_PASSWORD", "TWINE_REPOSITORY_URL"};
 
 // For a Python child whose result must prove the wheel alone: no user site,
 // no PYTHONPATH/PYTHONHOME/PYTHONSTARTUP, no pip index or config from the

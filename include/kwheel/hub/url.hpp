@@ -7,8 +7,10 @@
 
 namespace kwheel {
 
-// `url` fit for a message: any user:password@ removed, registered secrets
-// (a token in a redirect's query, say) redacted.
+// `url` fit for a message: any user:password@ removed, however the URL is
+// written (base/url_userinfo: any scheme in any case, none at all,
+// percent-encoded), registered secrets (a token in a redirect's query, say)
+// redacted. Every message that quotes a URL quotes it through this.
 std::string display_url(const std::string& url);
 // Registers the password of a URL's user:password@ (curl sends it as
 // "Authorization: Basic"), decoded and as written, for redaction.

@@ -83,7 +83,9 @@ SiteReport build_site(const std::vector<std::filesystem::path>& wheels, const Si
 // pasted command half-way, and ESC or a C1 byte starts a terminal sequence
 // (one ends bracketed paste), so no quoting protects them -- and spaces,
 // which no URL holds (RFC 3986) and pip would take as two. Everything else
-// ('"$`;&|) is quoted, in the page and in the page's script alike.
+// ('"$`;&|) is quoted, in the page and in the page's script alike. And a
+// URL with user:password@ (in any of base/url_userinfo's readings): the
+// pages, kwheel-index.json and --json are read by everyone the site serves.
 void check_page_url(const std::string& option, const std::string& url);
 
 }  // namespace kwheel

@@ -112,6 +112,26 @@ TEST_F(HubConfigTest, EndpointMustBeHttpOrHttps) {
   error_of([&] { resolve(); }, ErrorKind::usage);
 }
 
+TEST_F(HubConfigTest, EndpointErrorQuotesNoPassword) {
+  // Whatever the reason the endpoint is refused, its password is not in
+  // the message; the flag or the variable it came from is named.
+  HubFlags flags;
+  flags.endpoint = "ftp://u:endpointFlagPW1@hub.example.org";
+  std::string msg = error_of([&] { resolve(flags); }, ErrorKind::usage);
+  EXPECT_EQ(msg.find("endpointFlagPW1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--endpoint 'ftp://hub.example.org'"), std::string::npos) << msg;
+  set("HF_ENDPOINT", "u:endpointVarPW2@hub.example.org");
+  msg = error_of([&] { resolve(); }, ErrorKind::usage);
+  EXPECT_EQ(msg.find("endpointVarPW2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("HF_ENDPOINT"), std::string::npos) << msg;
+}
+
+TEST_F(HubConfigTest, EndpointSchemeInAnyCase) {
+  // RFC 3986 3.1: HTTPS:// is https://.
+  set("HF_ENDPOINT", "HTTPS://Hub.Example.org/");
+  EXPECT_EQ(resolve().endpoint, "https://Hub.Example.org");
+}
+
 // ---- offline ----
 
 TEST_F(HubConfigTest, OfflineTakesHuggingfaceHubTrueValues) {

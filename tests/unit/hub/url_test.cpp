@@ -37,6 +37,11 @@ TEST(DisplayUrl, DropsUserInfo) {
   EXPECT_EQ(display_url("http://user@h/a@b"), "http://h/a@b");
   EXPECT_EQ(display_url("http://h/path?q=a@b"), "http://h/path?q=a@b");
   EXPECT_EQ(display_url("not a url"), "not a url");
+  // However the URL is written (base/url_userinfo has the rest).
+  EXPECT_EQ(display_url("HTTPS://u:pw@h/simple/"), "HTTPS://h/simple/");
+  EXPECT_EQ(display_url("ftp://u:pw@h/"), "ftp://h/");
+  EXPECT_EQ(display_url("u:pw@h/simple/"), "h/simple/");
+  EXPECT_EQ(display_url("https://u%3Apw%40h/"), "https://h/");
 }
 
 TEST(UrlOrigin, SchemeHostAndPortLowerCasedWithTheDefaultPort) {
