@@ -22,6 +22,7 @@ namespace kwheel::cli {
 struct Output {
   bool json = false;
   bool quiet = false;
+  bool verbose = false;  // the commands that take -v: the neutral lines listed one by one (-q still wins)
   bool stderr_is_tty = false;
   bool progress() const { return stderr_is_tty && !quiet && !json; }
   bool table() const { return !quiet && !json; }        // the human report on stdout
@@ -33,6 +34,10 @@ struct Output {
 
 // Adds --json and --quiet to a subcommand.
 void add_output_flags(CLI::App* sub, Output& out);
+
+// Adds -v/--verbose (Output::verbose) to a subcommand whose report counts
+// what it could list; `help` says what it lists.
+void add_verbose_flag(CLI::App* sub, Output& out, const std::string& help);
 
 // A directory option (-o) that names an existing non-directory is refused
 // before any work (and any request to a server) is done.

@@ -9,11 +9,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One warning per wheel the pages show unsigned or with a failed signature:
-// who installs from the site should not have to open each page to learn it.
-void warn_signatures(const SiteReport& r, const Output& out) {
+// A failed signature is a warning of its own, with -q too: that wheel is
+// not what its signer published.
+void warn_invalid_signatures(const SiteReport& r, const Output& out) {
   for (const auto& w : r.signature_warnings)
-    out.warn(w.filename + ": " + (w.standing == SignatureStanding::invalid ? "invalid signature: " : "unsigned: ") + w.reason);
+    if (w.standing == SignatureStanding::invalid) out.warn(w.filename + ": invalid signature: " + w.reason);
+}
+
+// Unsigned is neutral (so is a signer not trusted, which counts as
+// unsigned): the pages show it grey, and a site of 2,000 unsigned wheels
+// would otherwise print 2,000 warnings on every run, for the wheels already
+// in it too. One line counts them, --verbose lists them (neither with -q),
+// --json has each.
+void note_unsigned(const SiteReport& r, const Output& out) {
+  std::size_t n = 0;
+  for (const auto& w : r.signature_warnings) {
+    if (w.standing == SignatureStanding::invalid) continue;
+    ++n;
+    if (out.verbose) out.info("unsigned: " + w.filename + ": " + w.reason);
+  }
+  if (n == 0) return;
+  const std::size_t wheels = r.added.size() + r.unchanged.size() + r.kept.size();
+  out.info("unsigned: " + std::to_string(n) + " of the site's " + std::to_string(wheels) + (wheels == 1 ? " wheel " : " wheels ") +
+           (n == 1 ? "has" : "have") + " no Sigstore signature by a trusted signer" + (out.verbose ? "" : "; --verbose lists them"));
 }
 
 nlohmann::json signature_warnings_json(const SiteReport& r) {
@@ -72,6 +90,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--no-variants", a->no_variants, "Stop writing the variant index");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
+  add_verbose_flag(sub, out, "List each unsigned wheel of the site on stderr (by default one line counts them)");
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
                      "kwheel index dist -o site --title \"Acme kernels\" --base-url https://kernels.example.org/",
                      "kwheel index more-wheels -o site                # adds to the site; what it held is kept"});
@@ -89,7 +108,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     if (!a->base_url.empty()) o.base_url = checked_index_url("--base-url", a->base_url, "URL");
     SiteReport r = build_site(wheel_files(a->inputs), o);
     exit_code = 0;
-    warn_signatures(r, out);
+    warn_invalid_signatures(r, out);
     std::vector<std::string> pages;
     for (const auto& p : r.pages) pages.push_back((r.site / p).string());
     if (out.json) {
@@ -118,6 +137,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +
              std::to_string(r.kept.size()) + " kept from before; " + std::to_string(r.projects.size()) + " project(s), " +
              std::to_string(r.variants.size()) + " variant sub-index(es)");
+    note_unsigned(r, out);
   });
 }
 

@@ -34,6 +34,8 @@ void add_output_flags(CLI::App* sub, Output& out) {
   sub->add_flag("-q,--quiet", out.quiet, "Print nothing when all goes well (errors and warnings still go to stderr); --json is unaffected");
 }
 
+void add_verbose_flag(CLI::App* sub, Output& out, const std::string& help) { sub->add_flag("-v,--verbose", out.verbose, help); }
+
 void check_output_dir(const std::string& flag, const std::string& path, const std::string& what) {
   std::error_code ec;
   if (fs::exists(path, ec) && !fs::is_directory(path, ec))

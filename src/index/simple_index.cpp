@@ -111,7 +111,7 @@ std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std:
   }
   if (report.variant_index_on) {
     std::vector<VariantSource> sources;
-    for (const auto& [name, e] : entries) sources.push_back({name, root / "files" / name, e.project});
+    for (const auto& [name, e] : entries) sources.push_back({name, root / "files" / name, e.project, e.source});
     report.variant_index = write_variant_indexes(root, sources, base);
   }
   return variants;

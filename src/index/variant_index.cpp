@@ -59,10 +59,24 @@ std::string cuda_label(const CudaRelease& bound, const std::vector<CudaTarget>& 
   return label + join(names, ".");
 }
 
+// Runs `step` for the wheel `s`. What it reads and writes below (the
+// site's scratch copy of the wheel, its objects, the variant wheel being
+// derived) names its own files, none of which the user gave or will find:
+// the error leads with the wheel of DIST it is about.
+template <class Step>
+auto for_wheel(const VariantSource& s, const std::string& doing, Step&& step) -> decltype(step()) {
+  try {
+    return step();
+  } catch (const Error& e) {
+    const std::string fix = e.kind() == ErrorKind::io ? "check that the site's disk is writable and has room"
+                                                      : "rebuild the wheel, or index without --variants";
+    throw Error(e.kind(), "cannot add '" + s.given.string() + "' to the variant index: " + doing + ": " + e.what() + "; " + fix, e.reason());
+  }
+}
+
 // Fills `c` from the wheel's binaries; returns why it cannot, or "".
 std::string read_cuda(const LocalLabel& l, Candidate& c) {
-  const WheelArchive wheel(c.source->path);
-  const auto objects = wheel_gpu_code(wheel);
+  const auto objects = for_wheel(*c.source, "its GPU code cannot be read", [&] { return wheel_gpu_code(WheelArchive(c.source->path)); });
   const auto ev = nvidia_variant_evidence(objects, parse_cuda_release(*l.cuda));
   if (!ev.problem.empty()) return ev.problem;
   auto& nvidia = c.properties[std::string(kNvidiaNamespace)];
@@ -127,19 +141,22 @@ IndexFile Writer::written_file(const fs::path& file, const std::string& version)
 }
 
 void Writer::add(const Candidate& c, VariantIndexReport& report) {
-  const WheelArchive wheel(c.source->path);
+  const WheelArchive wheel = for_wheel(*c.source, "it cannot be read", [&] { return WheelArchive(c.source->path); });
   const ReleaseKey r{c.torch, c.source->project, c.version};
-  VariantRelabel relabel{c.version, c.label, render_variants_json(variants_json({{c.label, c.properties}}))};
+  // stage_relabelled's and relabelled_metadata's errors name `given` themselves.
+  VariantRelabel relabel{c.version, c.label, render_variants_json(variants_json({{c.label, c.properties}})), c.source->given.string()};
   const fs::path out = files_ / relabelled_filename(wheel, relabel);
   if (fs::exists(out)) {
     report.left_out.push_back({c.source->filename, "the same variant as another build (" + out.filename().string() + ")"});
     return;
   }
   StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
-  staged.commit();
-  const std::string metadata = relabelled_metadata(wheel, c.version);
-  site::write_text(fs::path(out) += ".metadata", metadata);
-  IndexFile f = written_file(out, c.version);
+  const std::string metadata = relabelled_metadata(wheel, relabel);
+  IndexFile f = for_wheel(*c.source, "its variant wheel cannot be written into the site", [&] {
+    staged.commit();
+    site::write_text(fs::path(out) += ".metadata", metadata);
+    return written_file(out, c.version);
+  });
   f.requires_python = wheel.field("Requires-Python");
   f.metadata_sha256 = sha256_hex(metadata);
   releases_[r][c.label] = c.properties;

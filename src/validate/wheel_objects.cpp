@@ -16,7 +16,9 @@ void read_object(const fs::path& file, const std::string& name, ObjectFacts& out
     return;
   }
   const MappedFile mapped(file);
-  ElfInfo e = parse_elf(mapped.bytes(), file.string());
+  // A malformed object is named as the reports name it: the scratch file
+  // it was extracted to is gone before anyone reads the error.
+  ElfInfo e = parse_elf(mapped.bytes(), name);
   out.gpu.push_back(read_gpu_code(mapped.bytes(), e, name));
   e.name = name;
   out.elves.push_back(std::move(e));

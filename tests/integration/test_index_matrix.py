@@ -845,19 +845,11 @@ def test_invalid_signatures_are_red_unsigned_grey_and_both_warned(kwheel_bin, si
     assert set(by_file) == {wheel["unsigned"], wheel["broken"]}, report["signature_warnings"]
     assert by_file[wheel["unsigned"]]["signature"] == "unsigned" and "metadata.json.sigstore" in by_file[wheel["unsigned"]]["reason"]
     assert by_file[wheel["broken"]]["signature"] == "invalid" and "planted.py" in by_file[wheel["broken"]]["reason"]
-    # The console: one warning line per wheel, naming it and why; none for the signed one. -q keeps them.
-    for args in ([], ["-q"]):
-        q = kwheel(kwheel_bin, "index", dist, "--out", tmp_path / f"site{len(args)}", "--trusted-root", root, *args)
-        assert q.returncode == 0, q.stderr
-        warnings = [ln for ln in q.stderr.splitlines() if ln.startswith("kwheel: warning: ")]
-        assert len(warnings) == 2, q.stderr
-        [unsigned_line] = [ln for ln in warnings if wheel["unsigned"] in ln]
-        [broken_line] = [ln for ln in warnings if wheel["broken"] in ln]
-        assert "unsigned" in unsigned_line and "metadata.json.sigstore" in unsigned_line, unsigned_line
-        assert "invalid signature" in broken_line and "planted.py" in broken_line, broken_line
-        assert not any(wheel["trusted"] in ln for ln in warnings)
-        if args:
-            assert q.stdout == ""
+    # The console (test_an_invalid_signature_warns_on_its_own_and_unsigned_is_counted): the invalid one warns.
+    q = kwheel(kwheel_bin, "index", dist, "--out", tmp_path / "site-q", "--trusted-root", root, "-q")
+    assert q.returncode == 0 and q.stdout == "", q.stderr
+    [broken_line] = q.stderr.splitlines()
+    assert broken_line.startswith(f"kwheel: warning: {wheel['broken']}: invalid signature: ") and "planted.py" in broken_line, q.stderr
 
     site_url = serve(tmp_path / "www")
     pages = [f"site/kernels/{name}.html" for name in ("trusted", "unsigned", "broken")]
@@ -872,3 +864,70 @@ def test_invalid_signatures_are_red_unsigned_grey_and_both_warned(kwheel_bin, si
     assert r_ > g + 100 and r_ > b + 100, broken  # red
     r_, g, b = rgb(unsigned["color"])
     assert max(r_, g, b) - min(r_, g, b) <= 24, unsigned  # grey: neither green nor red
+
+
+def test_an_invalid_signature_warns_on_its_own_and_unsigned_is_counted(kwheel_bin, signed_dist, tmp_path):
+    """Of trusted, unsigned and broken: the broken wheel's signature is a warning of its own, with -q too;
+    the unsigned one is neutral, one line counting it (none with -q), listed with --verbose."""
+    dist, root = signed_dist
+    wheel = {p.name.split("-")[0]: p.name for p in dist.glob("*.whl")}
+    for args in ([], ["-q"], ["--verbose"]):
+        r = kwheel(kwheel_bin, "index", dist, "--out", tmp_path / f"site{len(args)}{''.join(args)}", "--trusted-root", root, *args)
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.splitlines()
+        warnings = [ln for ln in lines if ln.startswith("kwheel: warning: ")]
+        assert len(warnings) == 1 and wheel["broken"] in warnings[0], r.stderr
+        assert "invalid signature" in warnings[0] and "planted.py" in warnings[0], warnings
+        assert not any(wheel["trusted"] in ln for ln in lines), r.stderr
+        counted = [ln for ln in lines if ln.startswith("unsigned: 1 of the site's 3 wheels has no ")]
+        listed = [ln for ln in lines if ln.startswith(f"unsigned: {wheel['unsigned']}: ")]
+        if args == ["-q"]:
+            assert lines == warnings and r.stdout == "", r.stderr
+        else:
+            assert len(counted) == 1 and ("--verbose" in counted[0]) == (args == []), r.stderr
+            assert len(listed) == (1 if args else 0) and "metadata.json.sigstore" in "".join(listed or ["metadata.json.sigstore"]), r.stderr
+
+
+@pytest.fixture(scope="module")
+def unsigned_dist(kwheel_bin, tmp_path_factory) -> Path:
+    """52 unsigned kernel wheels (a metadata.json, no metadata.json.sigstore): 13 variants of one kernel,
+    three pure-Python and ten CPU builds for five torch versions on two arches, built as 4 versions."""
+    work = tmp_path_factory.mktemp("unsigned-site")
+    variants = {"torch-universal": None, "torch-cpu": None, "torch-cuda": None,
+                **{f"torch{t}-cxx11-cpu-{arch}-linux": [] for t in (27, 28, 29, 210, 211) for arch in ("x86_64", "aarch64")}}
+    repo = write_repo(work / "img2gray", "img2gray", variants)
+    for version in ("1.0", "1.1", "1.2", "1.3"):
+        r = kwheel(kwheel_bin, "build", repo, "-o", work / "dist", "--version", version, "-q")
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert len(list((work / "dist").glob("*.whl"))) == 4 * len(variants)
+    return work / "dist"
+
+
+def test_a_site_of_unsigned_wheels_prints_one_line_for_them(kwheel_bin, unsigned_dist, tmp_path):
+    """Unsigned is neutral: one line counts the site's unsigned wheels, on the first run and on every run
+    after (the wheels already in the site too); --verbose lists each, --json has each, -q prints nothing."""
+    wheels = sorted(p.name for p in unsigned_dist.glob("*.whl"))
+    site = tmp_path / "site"
+    for run in ("first", "again"):
+        r = kwheel(kwheel_bin, "index", unsigned_dist, "-o", site)
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.splitlines()
+        assert not any(ln.startswith("kwheel: warning: ") for ln in lines), r.stderr[:2000]
+        assert not any(w in r.stderr for w in wheels), (run, r.stderr[:2000])
+        counted = [ln for ln in lines if ln.startswith("unsigned")]
+        assert counted == [f"unsigned: {len(wheels)} of the site's {len(wheels)} wheels have no Sigstore signature by a trusted signer; "
+                           "--verbose lists them"], (run, r.stderr[:2000])
+        assert len(lines) <= 3, (run, r.stderr[:2000])  # the count, the site's summary line, nothing per wheel
+    v = kwheel(kwheel_bin, "index", unsigned_dist, "-o", site, "--verbose")
+    assert v.returncode == 0, v.stderr
+    listed = [ln for ln in v.stderr.splitlines() if ln.startswith("unsigned: ") and ln.endswith(": it has no metadata.json.sigstore")]
+    assert sorted(ln.split(": ")[1] for ln in listed) == wheels, v.stderr[:2000]
+    assert not any(ln.startswith("kwheel: warning: ") for ln in v.stderr.splitlines()), v.stderr[:2000]
+    j = kwheel(kwheel_bin, "index", unsigned_dist, "-o", site, "--json")
+    assert j.returncode == 0 and j.stderr == "", j.stderr[:2000]
+    report = json.loads(j.stdout)
+    assert sorted(w["filename"] for w in report["signature_warnings"]) == wheels
+    assert {w["signature"] for w in report["signature_warnings"]} == {"unsigned"}
+    assert sorted(report["unchanged"]) == wheels and report["added"] == []
+    q = kwheel(kwheel_bin, "index", unsigned_dist, "-o", site, "-q")
+    assert q.returncode == 0 and q.stdout == "" and q.stderr == "", q.stderr[:2000]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -306,6 +307,114 @@ def test_builds_uv_cannot_tell_apart_are_left_out_with_their_reason(kwheel_bin, 
     # This cu130 build's .so carries no device code (a synthetic host object): nothing to read a bound from.
     assert "no CUDA device code" in reasons["1.0+torch2.11.cu130"]
     assert not (tmp_path / "site" / "variants").exists()
+
+
+# --------------------------------------------------------------------------- a wheel the variant index cannot re-label
+
+
+def rewritten(wheel: Path, change) -> None:
+    """`change(members, dist_info)` applied to the wheel's members, RECORD written anew over them: a
+    wheel another tool might have built, which the site's RECORD check accepts."""
+    import base64
+    with zipfile.ZipFile(wheel) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    (dist_info,) = {n.split("/")[0] for n in members if n.split("/")[0].endswith(".dist-info")}
+    change(members, dist_info)
+    record = f"{dist_info}/RECORD"
+    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+            for n, d in members.items() if n != record]
+    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, d in members.items():
+            z.writestr(n, d)
+
+
+def with_member(name: str, data: bytes):
+    return lambda members, dist_info: members.__setitem__(name.format(dist_info=dist_info, data=dist_info[:-len(".dist-info")] + ".data"), data)
+
+
+def with_broken_object(members, dist_info):
+    (so,) = [n for n in members if n.endswith(".so")]
+    members[so] = b"\x7fELF\x02\x01\x01" + b"\xff" * 60  # an ELF header whose section table cannot be read
+
+
+# case -> (the build it breaks, the change, what the error must say)
+UNRELABELLABLE = {
+    "a .data directory": ("cpu", with_member("{data}/scripts/tool", b"#!/bin/sh\n"), ".data directory"),
+    "a variant.json of its own": ("cpu", with_member("{dist_info}/variant.json", b'{"variants": {"null": {}}}\n'), "only a variant wheel carries"),
+    "an object whose GPU code cannot be read": ("cu130", with_broken_object, "its GPU code cannot be read: img2gray/"),
+}
+
+
+@pytest.fixture(scope="module")
+def plain_builds(kwheel_bin, tmp_path_factory) -> dict[str, dict[str, Path]]:
+    """version -> build ("cpu", "cu130") -> wheel: make_kernel_repo's img2gray for torch 2.11, by kwheel build."""
+    from kwheel_fixtures import make_kernel_repo
+    base = tmp_path_factory.mktemp("plain-builds")
+    repo = make_kernel_repo(base, variants=["torch211-cxx11-cpu-x86_64-linux", "torch211-cxx11-cu130-x86_64-linux"])
+    out = {}
+    for version in ("0.9", "1.0"):
+        r = kwheel(kwheel_bin, "build", repo, "-o", base / version, "--version", version, "-q")
+        assert r.returncode == 0, r.stdout + r.stderr
+        out[version] = {b: next((base / version).glob(f"*+torch2.11.{b}-*.whl")) for b in ("cpu", "cu130")}
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(UNRELABELLABLE))
+def test_a_wheel_the_variant_index_cannot_relabel_is_named_as_given(kwheel_bin, plain_builds, tmp_path, monkeypatch, case):
+    """A wheel the site accepts (its RECORD holds) that cannot become a variant wheel: the one line names
+    the wheel of DIST as given, why and what to do, never the variant wheel being derived or a scratch
+    file (files that exist nowhere), and the site already there is left byte for byte."""
+    from kwheel_fixtures import tree_state
+    build, change, reason = UNRELABELLABLE[case]
+    monkeypatch.chdir(tmp_path)
+    site = Path("site")
+    (tmp_path / "before").mkdir()
+    shutil.copy(plain_builds["0.9"]["cpu"], tmp_path / "before")
+    r = kwheel(kwheel_bin, "index", "before", "-o", site, "--variants", "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = tree_state(site)
+    assert any(p.startswith("variants/files/") for p in before), sorted(before)
+    dist = Path("dist")
+    dist.mkdir()
+    given = dist / plain_builds["1.0"][build].name
+    shutil.copy(plain_builds["1.0"][build], given)
+    rewritten(given, change)
+    # The site takes it as a wheel: without --variants it is indexed.
+    plain = kwheel(kwheel_bin, "index", dist, "-o", tmp_path / "no-variants", "-q")
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--variants")
+    assert r.returncode == 3, r.stdout + r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("kwheel: error: cannot ") and f"'{given}'" in line, line
+    assert reason in line and ("rebuild" in line or "without --variants" in line), line
+    derived = given.name.split("-")[1].split("+")[0] + "+torch2.11-"  # the variant wheel's version: 1.0+torch2.11
+    assert derived not in line and "-null.whl" not in line and "kwheel-inspect" not in line and "member.so" not in line, line
+    assert tree_state(site) == before
+
+
+def test_a_version_field_without_the_space_is_relabelled(kwheel_bin, plain_builds, tmp_path):
+    """`Version:1.0+torch2.11.cpu` is METADATA's Version to Python's email parser, as to the site; the
+    variant wheel carries the variant's version, read back by the same parser."""
+    import email.parser
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    given = dist / plain_builds["1.0"]["cpu"].name
+    shutil.copy(plain_builds["1.0"]["cpu"], given)
+
+    def squeeze(members, dist_info):
+        members[f"{dist_info}/METADATA"] = members[f"{dist_info}/METADATA"].replace(b"\nVersion: ", b"\nVersion:", 1)
+    rewritten(given, squeeze)
+    with zipfile.ZipFile(given) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    assert "\nVersion:1.0+torch2.11.cpu\n" in meta and email.parser.Parser().parsestr(meta)["Version"] == "1.0+torch2.11.cpu"
+    r = kwheel(kwheel_bin, "index", dist, "-o", tmp_path / "site", "--variants", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (wheel,) = json.loads(r.stdout)["variant_index"]["wheels"]
+    with zipfile.ZipFile(tmp_path / "site" / "variants" / "files" / wheel["filename"]) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    assert email.parser.Parser().parsestr(meta)["Version"] == "1.0+torch2.11" == wheel["version"]
 
 
 def test_the_kernel_page_line_installs_from_the_variant_index(kwheel_bin, variant_kernel, site, venv_bin, tmp_path):

@@ -21,12 +21,19 @@
 // A section holds one or more bundles, one per linked object, each padded
 // with zeros to its object's .hip_fatbin alignment (clang's HIP codegen:
 // HIPCodeObjectAlign, 4096).
+//
+// The reader's parts (namespace kwheel::offload): offload_reading.hpp what
+// they share, offload_entry_table.hpp the uncompressed bundle,
+// offload_compressed.hpp the CCOB container, offload_decompress.hpp its
+// zlib and zstd decoders; offload_target.hpp the entry ids' grammar.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kwheel/evidence/offload_target.hpp"
 
 namespace kwheel {
 
@@ -44,19 +51,6 @@ inline constexpr std::uint64_t kOffloadDecodeBudgetBytes = (std::uint64_t{1} << 
 // The one budget of kOffloadDecodeBudgetBytes every parse in this process
 // reserves from (tests and benchmarks read its peak).
 ByteBudget& offload_decode_budget();
-
-// One bundle entry. Its id is <kind>-<triple>[-<target id>]: the triple has
-// four fields in what current clang writes ("amdgcn-amd-amdhsa-", an empty
-// environment, hence the "--" before the target id) and three in what
-// older HIP toolchains wrote ("hip-amdgcn-amd-amdhsa-gfx908"); both are read.
-struct OffloadTarget {
-  std::string entry_id;   // as stored: "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
-  std::string kind;       // "hip", "hipv4", "openmp", "host"
-  std::string triple;     // "amdgcn-amd-amdhsa" (an empty environment field dropped)
-  std::string target_id;  // "gfx90a:xnack-", empty for host
-  std::string processor;  // "gfx90a", empty for host
-  std::uint64_t size = 0; // code object size
-};
 
 struct OffloadBundle {
   bool compressed = false;  // read from a "CCOB" container

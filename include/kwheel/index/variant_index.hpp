@@ -23,8 +23,11 @@ inline constexpr std::string_view kVariantsDir = "variants";
 // One wheel of the site, as the variant index reads it.
 struct VariantSource {
   std::string filename;
-  std::filesystem::path path;
-  std::string project;  // normalized
+  std::filesystem::path path;  // the copy read: the site being built
+  std::string project;         // normalized
+  // What errors name: the wheel as its user gave it ("dist/x.whl"), or the
+  // site's file for one kept from an earlier run.
+  std::filesystem::path given;
 };
 
 // A build offered as a variant, and what its label stands for.
@@ -53,7 +56,9 @@ struct VariantIndexReport {
 };
 
 // Writes the variant indexes of `wheels` under `root` (a site being built);
-// `base_url` as for the site's pages ("" for relative links).
+// `base_url` as for the site's pages ("" for relative links). A wheel that
+// cannot be read or re-labelled is an Error naming its `given` path, the
+// reason and the fix (the site is then left as it was: build_site).
 VariantIndexReport write_variant_indexes(const std::filesystem::path& root, const std::vector<VariantSource>& wheels,
                                          const std::string& base_url);
 

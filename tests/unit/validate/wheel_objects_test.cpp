@@ -107,6 +107,15 @@ TEST(WheelObjects, AMemberNamedLikeAnObjectMustBeOne) {
   EXPECT_NE(why.find("'demo/_ops.so' is named like a shared object but is neither ELF nor Mach-O"), std::string::npos) << why;
 }
 
+TEST(WheelObjects, AMalformedObjectIsNamedByItsMemberNotItsScratchFile) {
+  kwheel::testing::TempDir d;
+  const std::string junk = std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(60, '\xff');
+  const WheelArchive wheel(wheel_of(d, {{"demo/__init__.py", ""}, {"demo/_ops.so", junk}}));
+  const std::string why = kwheel::testing::error_of([&] { wheel_gpu_code(wheel); });
+  EXPECT_EQ(why.rfind("demo/_ops.so: malformed ELF: ", 0), 0u) << why;
+  EXPECT_EQ(why.find("kwheel-inspect"), std::string::npos) << why;
+}
+
 TEST(WheelObjects, ReadObjectKeepsElfFactsAndGpuCodeUnderTheGivenName) {
   kwheel::testing::TempDir d;
   const auto so = kwheel::testing::build_c(d, "c.so", "int f(void) { return 1; }\n", "-nostdlib");

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "error_support.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "test_support.hpp"
@@ -74,7 +75,7 @@ class Relabel : public ::testing::Test {
   }
   TempDir dir{"relabel-test"};
   fs::path built;
-  VariantRelabel relabel{"1.0+torch2.11", "cu130_sm90", "{\"variants\": {\"cu130_sm90\": {}}}\n"};
+  VariantRelabel relabel{"1.0+torch2.11", "cu130_sm90", "{\"variants\": {\"cu130_sm90\": {}}}\n", ""};
 };
 
 TEST_F(Relabel, KeepsThePackageBytesAndWritesAValidRecord) {
@@ -133,6 +134,55 @@ TEST_F(Relabel, RefusesAWheelWhoseRecordDoesNotHold) {
   zip_close(z);
   const WheelArchive in(tampered);
   EXPECT_THROW(stage_relabelled(in, relabel, dir.path() / "out", WriteOptions{}), Error);
+  relabel.source = "dist/" + built.filename().string();
+  const std::string why = kwheel::testing::error_of([&] { stage_relabelled(in, relabel, dir.path() / "out", WriteOptions{}); });
+  EXPECT_EQ(why.rfind("cannot re-label '" + relabel.source + "' as a variant wheel: its RECORD check failed: ", 0), 0u) << why;
+}
+
+// A wheel another tool built, as the site accepts it: `extra` beside a
+// package and a METADATA that says `version_line`, RECORD true to all.
+fs::path foreign_wheel(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& extra,
+                       const std::string& version_line = "Version: 1.0+torch2.11.cpu") {
+  const std::string d = "img2gray-1.0+torch2.11.cpu.dist-info/";
+  std::vector<std::pair<std::string, std::string>> files{
+      {"img2gray/__init__.py", "x = 1\n"},
+      {d + "METADATA", "Metadata-Version: 2.1\nName: img2gray\n" + version_line + "\n"},
+      {d + "WHEEL", "Wheel-Version: 1.0\nGenerator: other\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}};
+  files.insert(files.end(), extra.begin(), extra.end());
+  const fs::path path = dir / "img2gray-1.0+torch2.11.cpu-py3-none-any.whl";
+  fs::create_directories(dir);
+  kwheel::testing::write_test_wheel(path, files, d + "RECORD");
+  return path;
+}
+
+// What re-labelling cannot carry over is refused before anything is
+// written, naming the wheel as its user gave it, never the variant wheel
+// that would have been written (a file that exists nowhere).
+TEST_F(Relabel, RefusesWhatItCannotCarryOverNamingTheWheelGiven) {
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> cases{
+      {"a .data directory", {"img2gray-1.0+torch2.11.cpu.data/scripts/tool", "#!/bin/sh\n"}},
+      {"a variant.json of its own", {"img2gray-1.0+torch2.11.cpu.dist-info/variant.json", "{}\n"}}};
+  VariantRelabel null_label{"1.0+torch2.11", "null", "{\"variants\": {\"null\": {}}}\n", "dist/img2gray-1.0+torch2.11.cpu-py3-none-any.whl"};
+  for (const auto& [what, member] : cases) {
+    const WheelArchive in(foreign_wheel(dir.path() / "in" / what, {member}));
+    const std::string why = kwheel::testing::error_of([&] { stage_relabelled(in, null_label, dir.path() / "out", WriteOptions{}); });
+    EXPECT_EQ(why.rfind("cannot re-label '" + null_label.source + "' as a variant wheel: ", 0), 0u) << what << ": " << why;
+    EXPECT_NE(why.find("'" + member.first.substr(0, member.first.find('/')) + "/"), std::string::npos) << what << ": " << why;
+    EXPECT_EQ(why.find(relabelled_filename(in, null_label)), std::string::npos) << what << ": " << why;
+    EXPECT_FALSE(fs::exists(dir.path() / "out" / relabelled_filename(in, null_label))) << what;
+  }
+}
+
+// "Version:" without the space is a Version field to Python's email parser
+// and to kwheel's reader (the site files the wheel under it): re-labelling
+// reads it the same way.
+TEST_F(Relabel, ReadsAVersionFieldWithoutTheSpace) {
+  const WheelArchive in(foreign_wheel(dir.path() / "in", {}, "Version:1.0+torch2.11.cpu\r"));
+  VariantRelabel null_label{"1.0+torch2.11", "null", "{\"variants\": {\"null\": {}}}\n", ""};
+  EXPECT_EQ(relabelled_metadata(in, null_label), "Metadata-Version: 2.1\nName: img2gray\nVersion: 1.0+torch2.11\r\n");
+  StagedWheel staged = stage_relabelled(in, null_label, dir.path() / "out", WriteOptions{});
+  staged.commit();
+  EXPECT_TRUE(fs::exists(staged.info.path));
 }
 
 }  // namespace
