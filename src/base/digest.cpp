@@ -112,4 +112,6 @@ std::string sha256_hex(std::string_view data) {
   return to_hex(h.finish());
 }
 
+bool is_sha256_hex(std::string_view text) { return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos; }
+
 }  // namespace kwheel

@@ -8,12 +8,14 @@
 #include <fstream>
 #include <map>
 
+#include "kwheel/base/digest.hpp"
 #include "kwheel/base/environment.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/process.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/url.hpp"
+#include "kwheel/index/index_values.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/requirement.hpp"
 
@@ -33,9 +35,26 @@ ResolvedDependency parse_pin(const std::string& requirement) {
   const size_t eq = pin.find("==");
   if (eq == std::string::npos || eq == 0 || pin.find_first_of(" <>!~@") < eq)
     throw Error(ErrorKind::input, "uv wrote '" + requirement + "', which is not a name==version pin; kwheel reads uv 0.13's requirements output");
-  d.name = normalize_name(pin.substr(0, eq));
+  d.name = pin.substr(0, eq);
   d.version = pin.substr(eq + 2);
   return d;
+}
+
+// What uv wrote is an index's word passed on (names, versions, markers and
+// hashes of the packages it found there), and each goes into
+// requirements.txt: held to what it must be, as pin holds a page's values
+// (index_values.hpp).
+void check_dependency(ResolvedDependency& d, const std::string& requirement) {
+  const std::string line = "uv wrote '" + printable(requirement) + "'";
+  const std::string fix = "; kwheel writes only name==version pins with sha256 hashes, so nothing is pinned (check the index uv read)";
+  if (!is_valid_name(d.name)) throw Error(ErrorKind::input, line + ", whose name '" + d.name + "' is not a PEP 508 name" + fix);
+  if (!is_pin_version(d.version)) throw Error(ErrorKind::input, line + ", whose version '" + d.version + "' is not a PEP 440 version" + fix);
+  if (!d.marker.empty() && !is_plain_marker(d.marker))
+    throw Error(ErrorKind::input, line + ", whose marker '" + d.marker + "' holds more than marker names, operators and plain quoted values" + fix);
+  if (d.sha256.empty()) throw Error(ErrorKind::input, line + " without a sha256 (--generate-hashes)" + fix);
+  for (const auto& h : d.sha256)
+    if (!is_sha256_hex(h)) throw Error(ErrorKind::input, line + " with the sha256 '" + h + "', which is not 64 hex digits" + fix);
+  d.name = normalize_name(d.name);
 }
 
 }  // namespace
@@ -58,6 +77,7 @@ std::vector<ResolvedDependency> parse_uv_requirements(const std::string& text) {
     }
     d = parse_pin(requirement);
     d.sha256 = std::move(hashes);
+    check_dependency(d, requirement);
     out.push_back(std::move(d));
     logical.clear();
   };
@@ -66,6 +86,8 @@ std::vector<ResolvedDependency> parse_uv_requirements(const std::string& text) {
     if (line.starts_with("# from ")) {
       finish();
       if (!out.empty()) out.back().index = trim(line.substr(7));
+      if (!out.empty() && unprintable_at(out.back().index) != std::string::npos)
+        throw Error(ErrorKind::input, "uv named the index of " + out.back().name + " as '" + printable(out.back().index) + "', which holds a control byte or is not UTF-8");
       continue;
     }
     if (line.empty() || line.starts_with("#")) {

@@ -13,6 +13,7 @@
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/http.hpp"
 #include "kwheel/hub/url.hpp"
+#include "kwheel/index/index_values.hpp"
 #include "kwheel/index/pin_metadata.hpp"
 #include "kwheel/index/pin_source.hpp"
 #include "kwheel/index/pin_variants.hpp"
@@ -130,7 +131,8 @@ std::string target_description(const PinRequest& req) { return req.target_descri
     for (const auto& c : result.candidates)
       if (first_reason.empty() && c.problem && (pass == 1 || (target_torch && c.label.framework_version == target_torch)))
         first_reason = c.file.filename + ": " + *c.problem;
-  for (const auto& c : result.candidates) available[variant_name(c.label)].insert(c.file.version);
+  for (const auto& c : result.candidates)
+    if (!c.file.version.empty()) available[variant_name(c.label)].insert(c.file.version);  // not a refused name
   std::string list;
   for (const auto& [v, versions] : available) {
     std::string vs;
@@ -161,22 +163,31 @@ void choose(const std::vector<Fit>& fits, PinResult& result) {
   std::sort(result.files.begin(), result.files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
 }
 
+std::string sub_index_words(const LocalLabel& l) { return l.index_name().empty() ? "" : " (sub-index " + l.index_name() + ")"; }
+
+std::vector<std::string> index_options(const std::string& index_line) {
+  return index_line.empty() ? std::vector<std::string>{} : std::vector<std::string>{index_line};
+}
+
 // The requirement line and the requirements.txt snippet around it.
 // A pin from a variant index names its PEP 825 variant and the machine it
-// was chosen for.
+// was chosen for. Every comment goes through requirements_comment(), and
+// the text through check_requirements_text(): what the index named cannot
+// become a line of its own.
 void write_requirements(const PinRequest& req, PinResult& result) {
   result.requirement = result.project + "==" + result.version;
   for (const auto& f : result.files) result.requirement += " --hash=sha256:" + f.sha256;
   const bool wheel_variant = !result.variant_label.empty();
-  std::string t = "# kwheel pin: " + result.project + " for " + target_description(req) + (wheel_variant ? " on " + result.variant_machine : "") + "\n";
+  std::string t = requirements_comment("kwheel pin: " + result.project + " for " + target_description(req) + (wheel_variant ? " on " + result.variant_machine : ""));
   if (wheel_variant)
-    t += "# variant: " + result.variant_label + " (PEP 825; install with uv pip install --preview-features wheel-variants -r FILE)\n";
+    t += requirements_comment("variant: " + result.variant_label + " (PEP 825; install with uv pip install --preview-features wheel-variants -r FILE)");
   else
-    t += "# variant: " + result.label.describe() + (result.label.index_name().empty() ? "" : " (sub-index " + result.label.index_name() + ")") + "\n";
-  for (const auto& f : result.files) t += "# file: " + f.filename + "\n";
+    t += requirements_comment("variant: " + result.label.describe() + sub_index_words(result.label));
+  for (const auto& f : result.files) t += requirements_comment("file: " + f.filename);
   if (!result.index_line.empty()) t += result.index_line + "\n";
-  else t += "# from directory " + fs::absolute(req.source).string() + ": pip install --find-links DIR -r requirements.txt\n";
+  else t += requirements_comment("from directory " + fs::absolute(req.source).string() + ": pip install --find-links DIR -r requirements.txt");
   t += result.requirement + "\n";
+  check_requirements_text(t, index_options(result.index_line), "the requirements of " + result.project);
   result.text = t;
 }
 
@@ -230,6 +241,14 @@ void choose_fitting(std::vector<Fit>& fits, const PinRequest& req, HttpClient& h
   } while (python_known && pass_over_by_metadata(fits, req, http, result, reads));
 }
 
+// One comment line, without its newline: what an index wrote in it is
+// escaped as requirements_comment escapes it.
+std::string comment_line(std::string_view text) {
+  std::string line = requirements_comment(text);
+  line.pop_back();
+  return line;
+}
+
 // `text` with comment lines after its first (the "# kwheel pin: ..." line).
 std::string with_notes(const std::string& text, const std::vector<std::string>& notes) {
   std::string lines;
@@ -239,11 +258,10 @@ std::string with_notes(const std::string& text, const std::vector<std::string>& 
 }
 
 // The header's word on Requires-Python: the newer versions it passed over,
-// and why, or that it was not checked. Each note is one comment line: what
-// an index wrote in it is escaped by printable().
+// and why, or that it was not checked. Each note is one comment line.
 std::vector<std::string> python_notes(const PinRequest& req, const PinResult& result) {
   if (requires_python_version(req.target).empty())
-    return {"# Requires-Python not checked: the target is described (--torch), not an interpreter; pin with --python PATH to check it"};
+    return {comment_line("Requires-Python not checked: the target is described (--torch), not an interpreter; pin with --python PATH to check it")};
   const auto pinned = Version::try_parse(result.version);
   std::map<Version, std::string, std::greater<>> newer;  // public version -> the first reason
   for (const auto& c : result.candidates) {
@@ -259,7 +277,7 @@ std::vector<std::string> python_notes(const PinRequest& req, const PinResult& re
   for (const auto& [v, why] : newer)
     if (n++ < kNamed) line += (line.empty() ? "" : "; ") + result.project + " " + v.str() + " (" + why + ")";
   if (newer.size() > kNamed) line += "; and " + std::to_string(newer.size() - kNamed) + " more (see --json)";
-  return {"# passed over: " + printable(line)};
+  return {comment_line("passed over: " + line)};
 }
 
 // The chosen wheel's Requires-Dist: its dependencies, for pin_dependencies.
@@ -297,8 +315,9 @@ PinResult pin(const PinRequest& req) {
   std::optional<std::string> wanted = req.name ? std::optional(normalize_name(*req.name)) : std::nullopt;
   IndexConnection index(is_url ? index_root(req.source) : std::string(), req.connection, pin_http_options(), req.transport);
 
-  const Listing listing = is_url ? list_index(req, wanted, index, result) : list_directory(req, wanted, result);
+  Listing listing = is_url ? list_index(req, wanted, index, result) : list_directory(req, wanted, result);
   result.project = *wanted;
+  refuse_unsound_files(listing.files, result.project, listing.where, result.candidates);
   MetadataReads reads;
   if (is_variant_listing(listing.files)) {
     pin_from_variant_index(listing, req, index.http(), result);
@@ -386,8 +405,8 @@ std::string left_out_note(const std::vector<std::string>& left_out) {
   std::string list = join(named, ", ");
   if (left_out.size() > kNamed) list += ", and " + std::to_string(left_out.size() - kNamed) + " more";
   const std::string count = std::to_string(left_out.size()) + (left_out.size() == 1 ? " project" : " projects");
-  return "# left out: " + count + " of the source that " + (left_out.size() == 1 ? "is not a kernel (" : "are not kernels (") + printable(list) +
-         "): no kernel marker in METADATA (Keywords: " + kKernelKeyword + ")";
+  return comment_line("left out: " + count + " of the source that " + (left_out.size() == 1 ? "is not a kernel (" : "are not kernels (") + list +
+                      "): no kernel marker in METADATA (Keywords: " + kKernelKeyword + ")");
 }
 
 void add_unique(std::vector<std::string>& into, const std::vector<std::string>& notes) {
@@ -435,8 +454,8 @@ PinSetResult pin_all(const PinRequest& base) {
       throw Error(e.kind(), "project '" + project + "': " + e.what() + " (pass --name to pin the others one by one)", e.reason());
     }
     const PinResult& r = result.kernels.back();
-    header += "# " + r.project + ": " + r.label.describe() + (r.label.index_name().empty() ? "" : " (sub-index " + r.label.index_name() + ")") + "\n";
-    for (const auto& f : r.files) header += "#   file: " + f.filename + "\n";
+    header += requirements_comment(r.project + ": " + r.label.describe() + sub_index_words(r.label));
+    for (const auto& f : r.files) header += requirements_comment("  file: " + f.filename);
     add_unique(notes, r.notes);
     index_line = r.index_line;
     lines += r.requirement + "\n";
@@ -447,11 +466,12 @@ PinSetResult pin_all(const PinRequest& base) {
     return result;
   }
   add_unique(notes, left_out);
-  result.text = "# kwheel pin: " + std::to_string(result.kernels.size()) + " kernels for " + target_description(base) + "\n" + header;
+  result.text = requirements_comment("kwheel pin: " + std::to_string(result.kernels.size()) + " kernels for " + target_description(base)) + header;
   for (const auto& n : notes) result.text += n + "\n";
-  result.text += index_line.empty() ? "# from directory " + fs::absolute(base.source).string() + ": pip install --find-links DIR -r requirements.txt\n"
+  result.text += index_line.empty() ? requirements_comment("from directory " + fs::absolute(base.source).string() + ": pip install --find-links DIR -r requirements.txt")
                                     : index_line + "\n";
   result.text += lines;
+  check_requirements_text(result.text, index_options(index_line), "the requirements of " + std::to_string(result.kernels.size()) + " kernels");
   return result;
 }
 
@@ -483,15 +503,16 @@ LockPinResult pin_lock(const PinRequest& base, const std::string& lock) {
       throw Error(e.kind(), "lock entry '" + k.dependency.repo_id + "' (commit " + k.commit.substr(0, 12) + "): " + e.what(), e.reason());
     }
     const PinResult& r = result.kernels.back();
-    header += "# " + k.dependency.repo_id + " @ " + k.commit.substr(0, 12) + ": " + r.label.describe() + "\n";
+    header += requirements_comment(k.dependency.repo_id + " @ " + k.commit.substr(0, 12) + ": " + r.label.describe());
     add_unique(notes, r.notes);
     index_line = r.index_line;
     lines += r.requirement + "\n";
   }
   for (const auto& n : notes) header += n + "\n";
-  result.text = "# kwheel pin --lock " + lock + "\n" + header;
-  result.text += index_line.empty() ? "# from a directory: pip install --find-links DIR --require-hashes -r requirements.txt\n" : index_line + "\n";
+  result.text = requirements_comment("kwheel pin --lock " + lock) + header;
+  result.text += index_line.empty() ? requirements_comment("from a directory: pip install --find-links DIR --require-hashes -r requirements.txt") : index_line + "\n";
   result.text += lines;
+  check_requirements_text(result.text, index_options(index_line), "the requirements of " + lock);
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/hub/url.hpp"
+#include "kwheel/index/index_values.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/pylock.hpp"
 
@@ -115,15 +116,18 @@ std::string requirements_with_dependencies(const std::string& kernels_text, cons
                                            const std::string& kernels_index) {
   if (deps.kernel_depends.empty() && !deps.resolution) return kernels_text;
   std::string header, index_lines, lines;
+  std::vector<std::string> options;  // the index lines kwheel chose: the kernels', the dependencies'
   for (const auto& k : deps.kernel_depends) {
-    header += "# kernel-depends " + k.project + ": " + k.label.describe() + "\n";
+    header += requirements_comment("kernel-depends " + k.project + ": " + k.label.describe());
     lines += k.requirement + "\n";
   }
   if (const auto& r = deps.resolution) {
-    header += "# dependencies resolved by " + r->tool + " (" + r->command + "), for the same target; torch is the environment's: "
-              "uv was told to exclude it (--excludes), so neither it nor what only it needs is pinned\n";
-    if (o.deps_index && *o.deps_index != kernels_index)
-      index_lines = std::string(kernels_index.empty() ? "--index-url " : "--extra-index-url ") + display_url(*o.deps_index) + "\n";
+    header += requirements_comment("dependencies resolved by " + r->tool + " (" + r->command + "), for the same target; torch is the environment's: "
+                                   "uv was told to exclude it (--excludes), so neither it nor what only it needs is pinned");
+    if (o.deps_index && *o.deps_index != kernels_index) {
+      options.push_back(std::string(kernels_index.empty() ? "--index-url " : "--extra-index-url ") + display_url(*o.deps_index));
+      index_lines = options.back() + "\n";
+    }
     for (const auto& d : r->dependencies) lines += dependency_line(d) + "\n";
   }
   // The header joins the comments above the index line; the lines follow the kernels'.
@@ -134,12 +138,15 @@ std::string requirements_with_dependencies(const std::string& kernels_text, cons
     if (!placed && is_pin_index_line(line)) {
       out += header + line + "\n" + index_lines;
       placed = true;
+      if (line.starts_with("--")) options.push_back(line);
       continue;
     }
     out += line + "\n";
   }
   if (!placed) out = header + index_lines + out;
-  return out + lines;
+  out += lines;
+  check_requirements_text(out, options, "the requirements with the kernels' dependencies");
+  return out;
 }
 
 namespace {

@@ -130,7 +130,7 @@ std::optional<std::string> metadata_attr(const std::map<std::string, std::string
   for (const char* key : {"data-core-metadata", "data-dist-info-metadata"}) {
     auto it = attrs.find(key);
     if (it == attrs.end()) continue;
-    if (it->second.starts_with("sha256=")) return it->second.substr(7);
+    if (it->second.starts_with("sha256=")) return ascii_lower(it->second.substr(7));
     if (it->second == "true") return std::string();
   }
   return std::nullopt;
@@ -154,6 +154,29 @@ const char* kHead =
 // PyPI's largest project pages hold tens of thousands of values; a million
 // would already cost ~100 MB. Pages reach here capped at kMaxIndexPageBody.
 constexpr JsonLimits kIndexPageLimits{kMaxIndexPageBody, 32, 500000};
+
+// One file name, one file: a page that lists a name twice with two
+// sha256s offers two contents for it, and a pin of both hashes would take
+// whichever the server sends later, so the page fails closed (as publish
+// --skip-existing does). Listed twice with one hash (or once without),
+// it is one file, kept once: the first with a hash.
+std::vector<IndexFile> one_hash_per_file(std::vector<IndexFile> files, const std::string& where) {
+  std::vector<IndexFile> out;
+  std::map<std::string, size_t> at;  // filename -> index into out
+  for (auto& f : files) {
+    auto [it, first] = at.try_emplace(f.filename, out.size());
+    if (first) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    IndexFile& kept = out[it->second];
+    if (!kept.sha256.empty() && !f.sha256.empty() && kept.sha256 != f.sha256)
+      throw Error(ErrorKind::input, where + " lists " + f.filename + " more than once, with different sha256s (" + kept.sha256 + " and " + f.sha256 +
+                                        "); one file name is one file, so neither is trusted: ask the index's owner which bytes it serves");
+    if (kept.sha256.empty()) kept = std::move(f);
+  }
+  return out;
+}
 
 json parse_index_json(const std::string& text, const std::string& where) {
   auto j = parse_bounded_json(text, kIndexPageLimits, ErrorKind::input, where, "is it a package index? check the index URL");
@@ -256,7 +279,7 @@ std::vector<IndexFile> parse_project_html(const std::string& html, const std::st
     f.version = version_of(f.filename);
     out.push_back(std::move(f));
   }
-  return out;
+  return one_hash_per_file(std::move(out), where);
 }
 
 std::vector<IndexFile> parse_project_json(const std::string& text, const std::string& where) {
@@ -276,14 +299,14 @@ std::vector<IndexFile> parse_project_json(const std::string& text, const std::st
       if (f.metadata_sha256 || !e.contains(key)) continue;
       const auto& m = e[key];
       if (m.is_boolean() && m.get<bool>()) f.metadata_sha256 = "";
-      else if (m.is_object()) f.metadata_sha256 = m.contains("sha256") && m["sha256"].is_string() ? m["sha256"].get<std::string>() : "";
+      else if (m.is_object()) f.metadata_sha256 = m.contains("sha256") && m["sha256"].is_string() ? ascii_lower(m["sha256"].get<std::string>()) : "";
     }
     if (e.contains("size") && e["size"].is_number_unsigned()) f.size = e["size"].get<uint64_t>();
     if (e.contains("yanked")) f.yanked = e["yanked"].is_string() || (e["yanked"].is_boolean() && e["yanked"].get<bool>());
     f.version = version_of(f.filename);
     out.push_back(std::move(f));
   }
-  return out;
+  return one_hash_per_file(std::move(out), where);
 }
 
 std::vector<std::string> parse_root_page(const std::string& body, bool is_json, const std::string& where) {
@@ -295,9 +318,11 @@ std::vector<std::string> parse_root_page(const std::string& body, bool is_json, 
     for (const auto& p : j["projects"])
       if (p.is_object() && p.contains("name") && p["name"].is_string()) names.push_back(p["name"]);
   } else {
-    for (const auto& a : anchors(body))
-      if (!a.text.empty()) names.push_back(a.text);
+    for (const auto& a : anchors(body)) names.push_back(a.text);
   }
+  // A link that is no PEP 508 name (a directory listing's "Parent
+  // Directory", or a name built to reach a file) is no project.
+  std::erase_if(names, [](const std::string& n) { return !is_valid_name(n); });
   return names;
 }
 

@@ -1,13 +1,15 @@
 #include "kwheel/packaging/pylock.hpp"
 
-#include <nlohmann/json.hpp>
+#include <cstdint>
 #include <regex>
 
 // As kernel_lock.cpp: errors as values, a malformed lock is an input error.
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
 
 namespace kwheel {
 
@@ -23,26 +25,80 @@ std::optional<std::string> pylock_name_problem(const std::string& filename) {
 
 namespace {
 
-// A TOML basic string: JSON's escapes (\" \\ \n \uXXXX ...) are TOML's too.
-std::string toml_string(const std::string& s) { return nlohmann::json(s).dump(); }
+// Where `s` first stops being UTF-8 (RFC 3629: no overlong form, no
+// surrogate, nothing past U+10FFFF), or npos.
+size_t invalid_utf8_at(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return i;
+    uint32_t cp = c & (0x7f >> len);
+    for (size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    constexpr uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kLeast[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
 
-std::string file_table(const LockedFile& f) {
+}  // namespace
+
+std::string toml_basic_string(std::string_view s, const std::string& what) {
+  // TOML 1.0 reads UTF-8 only; what is not cannot be written, and is not
+  // replaced (the name would no longer be the file's).
+  if (const size_t at = invalid_utf8_at(s); at != std::string_view::npos)
+    throw Error(ErrorKind::input, "pylock.toml cannot hold " + what + " '" + printable(s) + "': byte " + std::to_string(at) + " is not UTF-8, which TOML requires");
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {  // the control characters a basic string may not hold raw
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+std::string file_table(const LockedFile& f, const std::string& package) {
+  const std::string of = " of package '" + printable(package) + "'";
   std::string t = "{ ";
-  if (!f.name.empty()) t += "name = " + toml_string(f.name) + ", ";
-  t += f.url.empty() ? "path = " + toml_string(f.path) : "url = " + toml_string(f.url);
-  if (f.size) t += ", size = " + std::to_string(*f.size);
-  return t + ", hashes = { sha256 = " + toml_string(f.sha256) + " } }";
+  if (!f.name.empty()) t += "name = " + toml_basic_string(f.name, "the file name" + of) + ", ";
+  t += f.url.empty() ? "path = " + toml_basic_string(f.path, "the path" + of) : "url = " + toml_basic_string(f.url, "the URL" + of);
+  if (f.size) {
+    // A TOML integer is 64-bit signed.
+    if (*f.size > static_cast<uint64_t>(INT64_MAX)) throw Error(ErrorKind::input, "pylock.toml cannot hold the size " + std::to_string(*f.size) + of);
+    t += ", size = " + std::to_string(*f.size);
+  }
+  return t + ", hashes = { sha256 = " + toml_basic_string(f.sha256, "the sha256" + of) + " } }";
 }
 
 std::string package_table(const LockedPackage& p) {
-  std::string t = "\n[[packages]]\nname = " + toml_string(p.name) + "\nversion = " + toml_string(p.version) + "\n";
-  if (!p.marker.empty()) t += "marker = " + toml_string(p.marker) + "\n";
-  if (!p.requires_python.empty()) t += "requires-python = " + toml_string(p.requires_python) + "\n";
-  if (!p.index.empty()) t += "index = " + toml_string(p.index) + "\n";
-  if (p.sdist) t += "sdist = " + file_table(*p.sdist) + "\n";
+  const std::string of = " of package '" + printable(p.name) + "'";
+  std::string t = "\n[[packages]]\nname = " + toml_basic_string(p.name, "the package name") + "\nversion = " + toml_basic_string(p.version, "the version" + of) + "\n";
+  if (!p.marker.empty()) t += "marker = " + toml_basic_string(p.marker, "the marker" + of) + "\n";
+  if (!p.requires_python.empty()) t += "requires-python = " + toml_basic_string(p.requires_python, "requires-python" + of) + "\n";
+  if (!p.index.empty()) t += "index = " + toml_basic_string(p.index, "the index" + of) + "\n";
+  if (p.sdist) t += "sdist = " + file_table(*p.sdist, p.name) + "\n";
   if (!p.wheels.empty()) {
     t += "wheels = [\n";
-    for (const auto& w : p.wheels) t += "    " + file_table(w) + ",\n";
+    for (const auto& w : p.wheels) t += "    " + file_table(w, p.name) + ",\n";
     t += "]\n";
   }
   return t;
@@ -53,9 +109,11 @@ std::string package_table(const LockedPackage& p) {
 std::string pylock_text(const std::vector<std::string>& comments, const std::string& created_by, const std::string& requires_python,
                         const std::vector<LockedPackage>& packages) {
   std::string t;
-  for (const auto& c : comments) t += "# " + c + "\n";
-  t += "lock-version = \"1.0\"\ncreated-by = " + toml_string(created_by) + "\n";
-  if (!requires_python.empty()) t += "requires-python = " + toml_string(requires_python) + "\n";
+  // A TOML comment holds no control character but tab, and only UTF-8:
+  // printable() escapes the rest.
+  for (const auto& c : comments) t += "# " + printable(c) + "\n";
+  t += "lock-version = \"1.0\"\ncreated-by = " + toml_basic_string(created_by, "created-by") + "\n";
+  if (!requires_python.empty()) t += "requires-python = " + toml_basic_string(requires_python, "requires-python") + "\n";
   for (const auto& p : packages) t += package_table(p);
   return t;
 }
@@ -70,8 +128,9 @@ LockedFile read_locked_file(const toml::table& t, const std::string& where) {
   f.url = toml_text(t["url"]);
   f.path = toml_text(t["path"]);
   if (auto size = t["size"].value<int64_t>(); size && *size >= 0) f.size = static_cast<uint64_t>(*size);
-  f.sha256 = toml_text(t["hashes"]["sha256"]);
-  if (f.sha256.size() != 64) throw Error(ErrorKind::input, where + ": a file of it has no sha256 (" + (f.url.empty() ? f.path : f.url) + ")");
+  f.sha256 = ascii_lower(toml_text(t["hashes"]["sha256"]));
+  if (f.sha256.empty()) throw Error(ErrorKind::input, where + ": a file of it has no sha256 (" + (f.url.empty() ? f.path : f.url) + ")");
+  if (!is_sha256_hex(f.sha256)) throw Error(ErrorKind::input, where + ": a file of it has the sha256 '" + f.sha256 + "', which is not 64 hex digits (" + (f.url.empty() ? f.path : f.url) + ")");
   return f;
 }
 

@@ -1,5 +1,6 @@
 #include "kwheel/packaging/wheel_filename.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "kwheel/base/error.hpp"
@@ -20,6 +21,29 @@ std::vector<std::string> WheelFilename::tags() const {
 namespace {
 
 bool starts_with_digit(const std::string& s) { return !s.empty() && std::isdigit(static_cast<unsigned char>(s.front())); }
+
+bool ascii_alnum(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// The bytes a wheel filename can hold: a name (letters, digits, '.', '_'),
+// a PEP 440 version ('+' of a local label, '!' of an epoch) and tags
+// between '-'. Whatever else a listing gives (a control byte, whitespace,
+// '/', '#', ';', '%', a quote) is no wheel's: refused, so no part of it
+// can carry such a byte into a file kwheel writes.
+size_t foreign_byte_at(const std::string& filename) {
+  for (size_t i = 0; i < filename.size(); ++i) {
+    const char c = filename[i];
+    if (!ascii_alnum(c) && c != '.' && c != '_' && c != '-' && c != '+' && c != '!') return i;
+  }
+  return std::string::npos;
+}
+
+// A compressed tag set ("cp39.cp310", "manylinux_2_28_x86_64"): tags of
+// letters, digits and '_', joined by '.'.
+bool is_tag_set(const std::string& part) {
+  for (const auto& tag : split(part, '.'))
+    if (tag.empty() || !std::all_of(tag.begin(), tag.end(), [](char c) { return ascii_alnum(c) || c == '_'; })) return false;
+  return true;
+}
 
 // Where the parts of a 5-7 part stem go: PEP 825's rule (a build tag starts
 // with a digit, a Python tag must not), as uv's WheelFilename::parse.
@@ -75,8 +99,12 @@ WheelFilename parse_wheel_filename(const std::string& filename, VariantLabels la
   if (layout.build) {
     w.build = parts[i++];
     if (!starts_with_digit(*w.build)) throw fail("build tag must start with a digit");
+    if (!std::all_of(w.build->begin(), w.build->end(), [](char c) { return ascii_alnum(c) || c == '_'; }))
+      throw fail("build tag '" + *w.build + "' holds more than letters, digits and '_'");
   }
   if (accept && starts_with_digit(parts[i])) throw fail("the Python tag must not start with a digit (PEP 825)");
+  for (size_t t = i; t < i + 3; ++t)
+    if (!is_tag_set(parts[t])) throw fail("tag '" + parts[t] + "' is not a '.'-joined set of tags of letters, digits and '_'");
   w.python = split(parts[i], '.');
   w.abi = split(parts[i + 1], '.');
   w.platform = split(parts[i + 2], '.');
@@ -84,6 +112,10 @@ WheelFilename parse_wheel_filename(const std::string& filename, VariantLabels la
     w.variant = parts.back();
     if (!is_variant_label(*w.variant)) throw fail("variant label '" + *w.variant + "' is not ^[0-9a-z_.]+$ (PEP 825)");
   }
+  // Last, so that the part checks above keep their own reasons; nothing
+  // parsed is used before this, so no part can carry such a byte on.
+  if (const size_t at = foreign_byte_at(filename); at != std::string::npos)
+    throw fail("byte " + std::to_string(at) + " ('" + printable(filename.substr(at, 1)) + "') is not one a wheel filename holds (letters, digits and . _ - + ! only)");
   return w;
 }
 

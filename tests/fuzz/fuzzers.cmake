@@ -32,7 +32,10 @@ set(KWHEEL_FUZZ_MODULES
   evidence/fatbin evidence/cuda_arch evidence/device_coverage   # fatbin
   evidence/macho evidence/pe                                    # macho
   evidence/offload_bundle                                       # offload_bundle
-  hub/netrc packaging/requirement)                              # netrc, requirement
+  hub/netrc packaging/requirement                               # netrc, requirement
+  index/pin index/pin_source index/pin_metadata index/pin_variants # pin_page
+  index/pin_dependencies index/index_values index/simple_page
+  packaging/pylock packaging/wheel_variant packaging/variant_selection hub/url)
 list(TRANSFORM KWHEEL_FUZZ_MODULES REPLACE "(.+)" "${CMAKE_SOURCE_DIR}/src/\\1.cpp" OUTPUT_VARIABLE KWHEEL_FUZZ_SOURCES)
 
 set(KWHEEL_FUZZ_PLAIN_SOURCES ${KWHEEL_LIB_SOURCES})

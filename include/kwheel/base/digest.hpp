@@ -48,4 +48,9 @@ std::vector<unsigned char> file_digest(const std::filesystem::path& path, Digest
 std::string sha256_file_hex(const std::filesystem::path& path);
 std::string sha256_hex(std::string_view data);
 
+// Exactly 64 lowercase hex digits: a sha256 as requirements.txt's
+// --hash=sha256: and pylock.toml hold it (pip lowers an index's uppercase
+// digits first; so do kwheel's page readers).
+bool is_sha256_hex(std::string_view text);
+
 }  // namespace kwheel

@@ -50,7 +50,9 @@ struct DependencyResolution {
 };
 
 // uv's `--generate-hashes --no-annotate --emit-index-annotation` output.
-// Throws Error(input) on a line that is not a pinned requirement.
+// Throws Error(input) on a line that is not a pinned requirement, or one
+// whose name, version, marker or hashes are not what they must be
+// (index/index_values.hpp): uv passes on what an index said.
 std::vector<ResolvedDependency> parse_uv_requirements(const std::string& text);
 
 // The uv to run: `explicit_path` (--uv), else $KWHEEL_UV, else `uv` on PATH.

@@ -36,10 +36,14 @@ std::string render_project_json(const std::string& normalized_name, const std::v
 // Reading a project page back: anchors of a PEP 503 page (href resolved
 // against `page_url` by the caller; fragments split off here) or the files
 // of a PEP 691 JSON page. Throw Error(input) naming `where` on a page that
-// is not one.
+// is not one, and on a page that lists one file name with two sha256s
+// (naming both); a name listed twice with one hash is one file. Hashes are
+// lowered (as pip does); nothing else is checked here: what a value must be
+// before it is pinned is index/index_values.hpp's.
 std::vector<IndexFile> parse_project_html(const std::string& html, const std::string& where);
 std::vector<IndexFile> parse_project_json(const std::string& json, const std::string& where);
-// Project names of a root page (HTML anchors' text or JSON "projects").
+// Project names of a root page (HTML anchors' text or JSON "projects"),
+// those that are PEP 508 names: another link is no project.
 std::vector<std::string> parse_root_page(const std::string& body, bool is_json, const std::string& where);
 
 }  // namespace kwheel

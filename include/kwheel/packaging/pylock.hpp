@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kwheel {
@@ -38,7 +39,14 @@ bool is_pylock_name(const std::string& filename);
 // is not meant as a lock at all.
 std::optional<std::string> pylock_name_problem(const std::string& filename);
 
-// The lock's text: `comments` as "# " lines first, then lock-version 1.0,
+// `s` as a TOML 1.0 basic string, quotes included: '"' and '\\' escaped,
+// the control characters U+0000-U+001F and U+007F as \uXXXX, everything
+// else as it is. Throws Error(input) naming `what` and the value (escaped)
+// when `s` is not UTF-8, which no TOML string can hold.
+std::string toml_basic_string(std::string_view s, const std::string& what);
+
+// The lock's text: `comments` as "# " lines first (escaped by printable(),
+// since a TOML comment holds no control character), then lock-version 1.0,
 // created-by, requires-python (when not empty) and one [[packages]] table
 // per package, in the order given.
 std::string pylock_text(const std::vector<std::string>& comments, const std::string& created_by, const std::string& requires_python,
@@ -46,7 +54,8 @@ std::string pylock_text(const std::vector<std::string>& comments, const std::str
 
 // The packages of a PEP 751 lock (`where` names it in errors). Throws
 // Error(input) for text that is not TOML or not a lock of version 1.x, and
-// for a package file without a sha256.
+// for a package file without a sha256 of 64 hex digits (uppercase ones are
+// lowered).
 std::vector<LockedPackage> read_pylock_packages(const std::string& text, const std::string& where);
 
 }  // namespace kwheel

@@ -28,7 +28,12 @@ struct WheelFilename {
 // stay an invalid name (skipped or refused), never a plain wheel.
 enum class VariantLabels { refuse, accept };
 
-// Throws Error(input) naming the file and what is malformed.
+// Throws Error(input) naming the file and what is malformed. Strict, as a
+// name read from an index page must be before any part of it is written
+// into requirements.txt: only letters, digits and . _ - + ! (a control
+// byte, whitespace, '/', '#', ';', '%' or a quote is refused wherever it
+// is), a name by PEP 508, a version by PEP 440, a build tag of a digit then
+// letters, digits and '_', tags of letters, digits and '_' joined by '.'.
 // refuse: the binary distribution format as before PEP 825 (5 or 6 parts,
 // a 6th part being a build tag that starts with a digit); the message of a
 // name that reads as a variant wheel says so.

@@ -61,6 +61,30 @@ TEST(UvRequirements, RefusesWhatIsNotAPin) {
   EXPECT_NE(error_of([] { parse_uv_requirements("einops==0.8.2 --index-url https://h/\n"); }).find("'--index-url'"), std::string::npos);
 }
 
+// What uv writes is an index's word passed on: each value is held to what
+// it must be before it goes into requirements.txt.
+TEST(UvRequirements, RefusesWhatNoPinHolds) {
+  const std::string h = " --hash=sha256:08695f5cb7ed6e0531a20572697297273c47b8cae5a63ffc6d6ed5c201be6e44";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"einops==0.8.2\n", "without a sha256"},
+      {"einops==0.8.2 --hash=sha256:" + std::string(63, 'a') + "\n", "not 64 hex digits"},
+      {"einops==0.8.2 --hash=sha256:" + std::string(63, 'a') + "#\n", "not 64 hex digits"},
+      {"ein\"ops==0.8.2" + h + "\n", "not a PEP 508 name"},
+      {"einops==0.8\x0c.2" + h + "\n", "not a PEP 440 version"},
+      {"einops==0.8.2%0A" + h + "\n", "not a PEP 440 version"},
+      {"einops==0.8.2 ; extra == 'a #b'" + h + "\n", "marker"},
+      {"einops==0.8.2 ; extra == 'a -i'" + h + "\n", "marker"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string why = error_of([&] { parse_uv_requirements(text); });
+    EXPECT_NE(why.find(expected), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+  // Upper-case hex from uv is lowered, as pip does.
+  EXPECT_EQ(parse_uv_requirements("einops==0.8.2 --hash=sha256:" + std::string(64, 'A') + "\n").at(0).sha256.at(0), std::string(64, 'a'));
+  EXPECT_NE(error_of([&] { parse_uv_requirements("einops==0.8.2" + h + "\n    # from https://h/\x7fsimple\n"); }).find("control byte"), std::string::npos);
+}
+
 TEST(FindUv, ExplicitThenEnvironmentThenPath) {
   const TempDir dir("find-uv");
   const fs::path uv = dir.path() / "uv";

@@ -131,3 +131,49 @@ TEST(SimpleIndex, ProjectJsonOfUnexpectedTypesIsReadNotThrown) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].metadata_sha256, "");
 }
+
+// One file name, one file (issue: an index listed one name with two
+// sha256s and both were pinned; after the server swapped the bytes, pip
+// took the other wheel).
+TEST(ProjectPage, OneFileNameWithTwoHashesFailsClosedNamingBoth) {
+  const std::string a(64, 'a'), b = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  const std::string name = "img2gray-0.1.0-py3-none-any.whl";
+  const std::string html = "<html><body><a href=\"/f/" + name + "#sha256=" + a + "\">x</a>\n<a href=\"/g/" + name + "#sha256=" + b + "\">x</a></body></html>";
+  const json page{{"files", {{{"filename", name}, {"url", "/f/x"}, {"hashes", {{"sha256", a}}}}, {{"filename", name}, {"url", "/g/x"}, {"hashes", {{"sha256", b}}}}}}};
+  for (bool is_json : {false, true}) {
+    try {
+      is_json ? parse_project_json(page.dump(), "http://x/simple/img2gray/") : parse_project_html(html, "http://x/simple/img2gray/");
+      ADD_FAILURE() << "two hashes for one name were read";
+    } catch (const Error& e) {
+      const std::string why = e.what();
+      EXPECT_EQ(e.kind(), ErrorKind::input);
+      for (const std::string& part : {std::string("http://x/simple/img2gray/"), name, a, b}) EXPECT_NE(why.find(part), std::string::npos) << why;
+    }
+  }
+}
+
+TEST(ProjectPage, OneFileNameListedTwiceWithOneHashIsOneFile) {
+  const std::string a(64, 'a');
+  const std::string name = "img2gray-0.1.0-py3-none-any.whl";
+  // Upper-case digits are lowered first (as pip does): the same hash.
+  const auto files = parse_project_html("<a href=\"/f/" + name + "\">x</a><a href=\"/f/" + name + "#sha256=" + std::string(64, 'A') + "\">x</a>" +
+                                            "<a href=\"/g/" + name + "#sha256=" + a + "\">x</a>",
+                                        "page");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].sha256, a);  // the one with a hash
+  EXPECT_EQ(files[0].url, "/f/" + name);
+}
+
+TEST(ProjectPage, MetadataHashesAreLoweredAsFileHashesAre) {
+  const auto html = parse_project_html("<a href=\"/f/a-1.0-py3-none-any.whl\" data-core-metadata=\"sha256=" + std::string(64, 'B') + "\">x</a>", "page");
+  EXPECT_EQ(html.at(0).metadata_sha256, std::string(64, 'b'));
+  const auto js = parse_project_json(R"({"files":[{"filename":"a-1.0-py3-none-any.whl","url":"u","core-metadata":{"sha256":")" + std::string(64, 'C') + "\"}}]}", "t");
+  EXPECT_EQ(js.at(0).metadata_sha256, std::string(64, 'c'));
+}
+
+TEST(RootPage, ALinkThatIsNoProjectNameIsNoProject) {
+  const std::string html = "<a href=\"../\">Parent Directory</a><a href=\"x/\">img2gray</a><a href=\"y/\">a\nb</a><a href=\"z/\">-rf</a>";
+  EXPECT_EQ(parse_root_page(html, false, "root"), (std::vector<std::string>{"img2gray"}));
+  EXPECT_EQ(parse_root_page(R"({"projects":[{"name":"img2gray"},{"name":"evil\n-i http://h/"},{"name":""}]})", true, "root"),
+            (std::vector<std::string>{"img2gray"}));
+}

@@ -106,3 +106,55 @@ TEST(PylockWrite, Pep751Shape) {
   EXPECT_EQ(d["wheels"][0]["path"].value_or(std::string()), "/wheels/einops-0.8.2-py3-none-any.whl");
   EXPECT_FALSE(d["wheels"][0]["url"]);
 }
+
+// TOML 1.0, "String": a basic string may hold any Unicode character but
+// '"', '\\' and the control characters other than tab (U+0000-U+0008,
+// U+000A-U+001F, U+007F), which are escaped (\uXXXX for any); TOML is
+// UTF-8, so a value that is not cannot be written at all.
+TEST(TomlBasicString, EscapesWhatTomlForbidsRaw) {
+  EXPECT_EQ(toml_basic_string("plain", "x"), "\"plain\"");
+  EXPECT_EQ(toml_basic_string("a\"b\\c", "x"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(toml_basic_string(std::string("\x7f\n\x00\x1f", 4), "x"), "\"\\u007F\\u000A\\u0000\\u001F\"");
+  EXPECT_EQ(toml_basic_string("\xc3\xa9\xe2\x80\xa8\xf0\x9f\x99\x82", "x"), "\"\xc3\xa9\xe2\x80\xa8\xf0\x9f\x99\x82\"");  // UTF-8 as it is
+  // Every ASCII character, written and read back by another parser.
+  std::string all;
+  for (int c = 0; c < 0x80; ++c) all += static_cast<char>(c);
+  toml::parse_result parsed = toml::parse("v = " + toml_basic_string(all, "x") + "\n");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed.table()["v"].value_or(std::string()), all);
+}
+
+TEST(TomlBasicString, RefusesWhatIsNotUtf8NamingTheInput) {
+  for (const std::string& bad : {std::string("img2gray-0.1.0-py3-none-any\xff.whl"), std::string("\xc0\xaf"), std::string("\xed\xa0\x80"),
+                                 std::string("\xf4\x90\x80\x80"), std::string("\xe2\x80")}) {
+    const std::string why = error_of([&] { toml_basic_string(bad, "the file name of package 'img2gray'"); });
+    EXPECT_NE(why.find("pylock.toml cannot hold the file name of package 'img2gray'"), std::string::npos) << why;
+    EXPECT_NE(why.find("not UTF-8"), std::string::npos) << why;
+  }
+}
+
+TEST(PylockWrite, HostileStringsStayValuesAndCommentsStayComments) {
+  const std::string name = "img2gray-0.1.0-py3-none-any\x7f.whl\"\n[[packages]]\nname = \"evil\"";
+  LockedPackage p{"img2gray", "0.1.0", "", "", "http://h/simple/", std::nullopt, {{name, "http://h/f.whl", "", std::nullopt, std::string(64, 'a')}}};
+  const std::string text = pylock_text({"target\nlock-version = \"9\"\x7f"}, "kwheel", "", {p});
+  for (char c : text) EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)) << text;
+  toml::parse_result parsed = toml::parse(text);
+  ASSERT_TRUE(parsed) << text;
+  const toml::table& t = parsed.table();
+  EXPECT_EQ(t["lock-version"].value_or(std::string()), "1.0");
+  ASSERT_EQ(t["packages"].as_array()->size(), 1u);
+  EXPECT_EQ(t["packages"][0]["wheels"][0]["name"].value_or(std::string()), name);
+  LockedPackage bad = p;
+  bad.wheels[0].name = "img2gray-0.1.0-py3-none-any\xff.whl";
+  EXPECT_NE(error_of([&] { pylock_text({}, "kwheel", "", {bad}); }).find("the file name of package 'img2gray'"), std::string::npos);
+  bad = p;
+  bad.wheels[0].size = 9223372036854775808ull;  // 2^63: no TOML integer
+  EXPECT_NE(error_of([&] { pylock_text({}, "kwheel", "", {bad}); }).find("size"), std::string::npos);
+}
+
+TEST(PylockRead, AHashIs64HexDigits) {
+  const std::string lock = "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ url = \"https://h/a-1-py3-none-any.whl\", hashes = { sha256 = \"";
+  EXPECT_EQ(read_pylock_packages(lock + std::string(64, 'A') + "\" } }]\n", "x")[0].wheels[0].sha256, std::string(64, 'a'));
+  const std::string why = error_of([&] { read_pylock_packages(lock + std::string(63, 'a') + "z\" } }]\n", "x"); });
+  EXPECT_NE(why.find("not 64 hex digits"), std::string::npos) << why;
+}

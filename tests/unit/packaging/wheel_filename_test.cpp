@@ -112,6 +112,28 @@ TEST(WheelFilename, NameMustBeAValidDistributionName) {
   EXPECT_NE(msg.find("foo!"), std::string::npos) << msg;
 }
 
+TEST(WheelFilename, OnlyTheBytesOfAWheelFilenameAnywhere) {
+  // An index page may list any string: a byte outside letters, digits and
+  // . _ - + ! is refused wherever it is, before the name is split, so no
+  // part (name, version, tags) carries it on. The message stays one line.
+  for (const char* b : {"\n", "\r", " ", "\t", "/", "#", ";", "%", "\"", "'", "@", "=", "\\", "\x7f", "\xff", "\xe2\x80\xa8"})
+    for (const std::string& name : {"foo-1.0" + std::string(b) + "-py3-none-any.whl", "foo-1.0-py3-none-any" + std::string(b) + ".whl",
+                                    "fo" + std::string(b) + "o-1.0-py3-none-any.whl", "foo-1.0-py3-none" + std::string(b) + "x-any.whl"}) {
+      const std::string msg = error_of([&] { parse_wheel_filename(name, VariantLabels::accept); });
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  // PEP 440's regex lets whitespace surround a version; a file name has none.
+  const std::string msg = error_of([] { parse_wheel_filename("foo-1.0\n-py3-none-any.whl"); });
+  EXPECT_NE(msg.find("byte 7 ('\\x0a') is not one a wheel filename holds"), std::string::npos) << msg;
+}
+
+TEST(WheelFilename, TagsAreLettersDigitsAndUnderscoresJoinedByDots) {
+  for (const char* name : {"foo-1.0-py3+x-none-any.whl", "foo-1.0-py3-no!ne-any.whl", "foo-1.0-py3-none-any..x.whl", "foo-1.0-.py3-none-any.whl",
+                           "foo-1.0-1+x-py3-none-any.whl", "foo-1.0-1.2-py3-none-any.whl"})
+    error_of([&] { parse_wheel_filename(name); });
+  EXPECT_EQ(parse_wheel_filename("foo-1.0-1_a-py3-none-manylinux_2_28_x86_64.whl").build, std::optional<std::string>("1_a"));
+}
+
 TEST(WheelFilename, LongerThanOnePathComponentIsRefused) {
   // NAME_MAX is 255 bytes: no file on disk can carry a longer name.
   std::string name = "foo-1.0-py3-none-" + std::string(300, 'a') + ".whl";
