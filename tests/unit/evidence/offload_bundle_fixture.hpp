@@ -123,7 +123,7 @@ inline Bytes write_bundle(const std::vector<Entry>& entries, std::size_t align =
 
 // LLVM's truncated hash: the first 8 bytes of the MD5, little-endian
 // (MD5Result::low()).
-std::uint64_t truncated_md5(const Bytes& data) {
+inline std::uint64_t truncated_md5(const Bytes& data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EXPECT_EQ(EVP_Digest(data.data(), data.size(), md, &len, EVP_md5(), nullptr), 1);
