@@ -12,6 +12,7 @@
 #include "kwheel/hub/http.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/index/pin_metadata.hpp"
+#include "kwheel/index/index_values.hpp"
 #include "kwheel/index/simple_page.hpp"
 #include "kwheel/packaging/pep440.hpp"
 
@@ -242,7 +243,9 @@ Listing list_index(const PinRequest& req, std::optional<std::string>& wanted, In
   for (auto& f : out.files) {
     const std::string href = f.url;
     f.url = join_url(p.url, f.url);
-    if (f.url.starts_with("file://")) check_site_link(site, project_url, href, f.url);
+    // A file refused for its listed values (pin refuses it as a candidate,
+    // naming the value) never decides whether the rest of the page is pinned.
+    if (f.url.starts_with("file://") && !listed_file_problem(f, *wanted, project_url)) check_site_link(site, project_url, href, f.url);
   }
   result.index_line = std::string(req.extra_index ? "--extra-index-url " : "--index-url ") + root;
   result.ca_from = index.ca_from();
