@@ -64,7 +64,8 @@ void register_link(CLI::App& app, Output& out, int& exit_code) {
       "load_kernel, get_locked_kernel, get_kernel_dep), offline: each installed kernel is verified as `kwheel verify --python` does, then "
       "linked into the cache kernels reads (KERNELS_CACHE, else HF_HUB_CACHE / HF_HOME/hub) under its Hub repo, version, commit and variant; "
       "links, not copies, so pip uninstall and kwheel verify keep meaning what they say. A re-run leaves entries only for what is installed now. "
-      "Exit 0 when every kernel was linked or skipped with a reason; 8 when one failed verification (nothing of it is linked); "
+      "Exit 0 when every kernel was linked or skipped with a reason; when one was not linked (nothing of it is): 8 a broken chain, "
+      "9 no trusted signer (see --allow-unsigned), 3 a kernel or cache folder it cannot link; "
       "5 when --lock names a kernel not installed at its locked commit (then nothing is written)");
   sub->add_option("--python", args->python, "The interpreter whose installed kernels are linked")->type_name("PYTHON")->required();
   sub->add_option("--cache", args->cache,

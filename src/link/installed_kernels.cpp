@@ -35,13 +35,8 @@ void read_origin(InstalledKernel& k, const nlohmann::json& j) {
     }
     return;
   }
-  const MetadataFields fields = parse_metadata_fields(string_at(j, "metadata"));
   k.origin_from = "METADATA";
-  if (!marks_kernel(fields)) {
-    k.why = "its METADATA does not mark a kernel";
-    return;
-  }
-  k.origin = origin_from_metadata(fields);
+  k.origin = origin_from_metadata(parse_metadata_fields(string_at(j, "metadata")));
   if (!k.origin)
     k.why = "it has no " + std::string(kHubKernelFile) + " and its METADATA records no Hub revision and variant "
             "(a build from a directory by an older kwheel); rebuild it with this kwheel";
@@ -63,6 +58,10 @@ InstalledKernels parse_installed_kernels(std::string_view answer, const std::str
     k.version = string_at(e, "version");
     k.site = string_at(e, "location");
     if (k.name.empty() || k.site.empty()) continue;
+    // The helper's filter is a substring; the marker is decided here (a
+    // package whose description mentions hf-kernel is not one).
+    const auto hub = e.find("hub_kernel");
+    if ((hub == e.end() || !hub->is_string()) && !marks_kernel(parse_metadata_fields(string_at(e, "metadata")))) continue;
     read_origin(k, e);
     out.kernels.push_back(std::move(k));
   }

@@ -29,7 +29,6 @@ const char* status_name(LinkedKernel::Status s) {
 
 struct Candidate {
   LinkedKernel kernel;
-  int code = 0;  // a failure's exit code
 };
 
 // One installed kernel: verified as `kwheel verify --python` does, then
@@ -48,7 +47,7 @@ Candidate check_kernel(const InstalledKernel& k, const LinkOptions& o) {
   auto fail = [&](std::string why, int code) {
     c.kernel.status = LinkedKernel::Status::failed;
     c.kernel.why = std::move(why);
-    c.code = code;
+    c.kernel.exit_code = code;
     return c;
   };
   if (!item.ok()) return fail(std::string(check_name(*item.failed)) + ": " + item.why, chain_exit_code({item}));
@@ -128,7 +127,7 @@ LinkReport link_kernels(const LinkOptions& o) {
         if (c.kernel.status == LinkedKernel::Status::linked && c.kernel.origin->repo_id == r.repo_id) {
           c.kernel.status = LinkedKernel::Status::failed;
           c.kernel.why = r.why;
-          c.code = static_cast<int>(ErrorKind::input);
+          c.kernel.exit_code = static_cast<int>(ErrorKind::input);
         }
   }
   for (auto& c : candidates) report.kernels.push_back(std::move(c.kernel));
@@ -138,7 +137,7 @@ LinkReport link_kernels(const LinkOptions& o) {
 int LinkReport::exit_code() const {
   if (!lock_mismatches.empty()) return static_cast<int>(ErrorKind::not_found);
   for (const auto& k : kernels)
-    if (k.status == LinkedKernel::Status::failed) return static_cast<int>(ErrorKind::validation);
+    if (k.status == LinkedKernel::Status::failed) return k.exit_code;
   return 0;
 }
 

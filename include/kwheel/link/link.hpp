@@ -33,6 +33,7 @@ struct LinkedKernel {
   std::filesystem::path package_dir;
   std::string why;                // skipped, failed: one line
   bool stand_in_revision = false; // a directory build: the commit is kwheel's stand-in
+  int exit_code = 0;              // failed: 8 a broken chain, 9 no trusted signer, 3 unreadable or unlinkable
 };
 
 struct LockMismatch {
@@ -49,6 +50,8 @@ struct LinkReport {
   std::vector<std::string> removed;       // repo ids unlinked: nothing installed needs them now
   std::vector<LockMismatch> lock_mismatches;
   bool written = false;                   // false: the cache was left as it was (a lock mismatch)
+  // 0: every kernel linked or skipped; 5: a lock mismatch (nothing written);
+  // else the first failed kernel's exit_code.
   int exit_code() const;
   nlohmann::json to_json() const;
 };
