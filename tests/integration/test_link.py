@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,7 @@ IMG2GRAY = f"{ORG}/img2gray"   # the real kernel, CPU: v1 compat, v2 flat
 ACT = f"{ORG}/act"             # pure Python, what USES depends on
 USES = f"{ORG}/uses-act"       # kernel-depends on ACT version 1; its __init__ calls get_kernel_dep
 DEBIAN_DIST = Path("/usr/lib/python3/dist-packages")
-VENV_SITE = Path(sys.executable).resolve().parents[1] / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
-if not VENV_SITE.is_dir():  # the venv's own layout, whatever its interpreter's real prefix is
-    VENV_SITE = next(Path(p) for p in sys.path if p.endswith("site-packages") and (Path(p) / "kernels").is_dir())
+VENV_SITE = Path(sysconfig.get_paths()["purelib"])  # the test venv's: kernels 0.17.2 and huggingface_hub
 CPU = "torch-cpu"
 
 USES_INIT = b'''from kernels import get_kernel_dep
@@ -114,8 +113,8 @@ def pip(py: Path, *args) -> subprocess.CompletedProcess:
     return r
 
 
-def install(py: Path, *wheels: Path, upgrade: bool = False) -> None:
-    pip(py, "install", "-q", "--no-deps", "--no-index", *(["-U"] if upgrade else []), *map(str, wheels))
+def install(py: Path, *wheels: Path, upgrade: bool = False, force: bool = False) -> None:
+    pip(py, "install", "-q", "--no-deps", "--no-index", *(["-U"] if upgrade else []), *(["--force-reinstall"] if force else []), *map(str, wheels))
 
 
 def wheels_of(d: Path, prefix: str) -> list[Path]:
@@ -246,6 +245,7 @@ def test_load_kernel_and_get_locked_kernel_with_the_lock_kernels_wrote(world, li
     assert [e["lock"]["commit"] for e in lock if e["dependency"]["repo-id"] == IMG2GRAY] == [world["img2gray"][1]]
     code = CHECK_IMG2GRAY + r"""
 import sys
+import sysconfig
 from pathlib import Path
 from kernels import get_locked_kernel, load_kernel
 for load in (load_kernel, get_locked_kernel):
@@ -381,7 +381,7 @@ def test_a_directory_build_needs_a_repo_id(world, tmp_path):
     install(py, *wheels_of(tmp_path / "plain", "act"))
     r = link(py, "--cache", tmp_path / "cache", json_out=False)
     assert r.returncode == 0 and "skipped: act" in r.stderr and "--repo-id ORG/NAME" in r.stderr, str(r)
-    install(py, *wheels_of(tmp_path / "named", "act"), upgrade=True)
+    install(py, *wheels_of(tmp_path / "named", "act"), force=True)  # the same version, now with a repo id
     r = link(py, "--cache", tmp_path / "cache")
     assert r.returncode == 0, str(r)
     (k,) = r.json["kernels"]
