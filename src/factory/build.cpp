@@ -44,7 +44,8 @@ KernelOrigin kernel_origin(const VariantInput& input, const PlannedWheel& plan, 
   k.variant = input.name;
   if (plan.metadata && plan.metadata->version) k.version = *plan.metadata->version;
   else if (o.branch_version) k.version = *o.branch_version;
-  else if (const auto& r = Version::parse(version).release(); !r.empty() && r.front() >= 0) k.version = static_cast<std::uint64_t>(r.front());
+  else if (const Version v = Version::parse(version); !v.release().empty() && v.release().front() >= 0)
+    k.version = static_cast<std::uint64_t>(v.release().front());
   return k;
 }
 
