@@ -42,14 +42,19 @@ Candidate check_kernel(const InstalledKernel& k, const LinkOptions& o) {
     c.kernel.why = k.why;
     return c;
   }
-  const ChainItem item = verify_installed_for(o.python, k.name, o.chain);
-  c.kernel.package_dir = item.location;
   auto fail = [&](std::string why, int code) {
     c.kernel.status = LinkedKernel::Status::failed;
     c.kernel.why = std::move(why);
     c.kernel.exit_code = code;
     return c;
   };
+  ChainItem item;
+  try {
+    item = verify_installed_for(o.python, k.name, o.chain);
+  } catch (const Error& e) {  // one kernel that cannot be read (uninstalled meanwhile, two .dist-info) is its own failure
+    return fail(e.what(), e.exit_code());
+  }
+  c.kernel.package_dir = item.location;
   if (!item.ok()) return fail(std::string(check_name(*item.failed)) + ": " + item.why, chain_exit_code({item}));
   KernelOrigin& origin = *c.kernel.origin;
   if (origin.package.empty()) origin.package = item.package;
