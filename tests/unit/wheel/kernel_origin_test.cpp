@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "kwheel/base/error.hpp"
 
 using namespace kwheel;
@@ -38,7 +41,7 @@ TEST(KernelOrigin, ReadsBackWhatItWrites) {
 
 TEST(KernelOrigin, RefusesWhatCouldEscapeTheCacheOrNameNothing) {
   const std::string ok_rest = R"("revision":null,"variant":"torch-cpu","version":1})";
-  for (const std::string bad : {std::string("[]"), std::string("{}"),
+  for (const std::string& bad : std::vector<std::string>{"[]", "{}",
                                 R"({"package":"../x","repo_id":"a/b",)" + ok_rest,
                                 R"({"package":"p","repo_id":"a/../b",)" + ok_rest,
                                 R"({"package":"p","repo_id":"a/b","revision":"main","variant":"torch-cpu","version":1})",
