@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   kwheel::cli::register_index(app, out, exit_code);
   kwheel::cli::register_pin(app, out, exit_code);
   kwheel::cli::register_verify(app, out, exit_code);
+  kwheel::cli::register_link(app, out, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,6 +4,7 @@
 
 #include "cli.hpp"
 #include "kwheel/factory/pipeline.hpp"
+#include "kwheel/hub/hf_config.hpp"
 #include "kwheel/base/text.hpp"
 
 namespace kwheel::cli {
@@ -27,6 +28,7 @@ struct BuildArgs {
   unsigned jobs = 0;
   bool no_reuse = false;
   SignatureArgs signatures;
+  std::string repo_id;  // a directory build's Hub repo id, for hub_kernel.json (kwheel link)
 };
 
 
@@ -47,6 +49,13 @@ PipelineRequest request(const BuildArgs& a, const Output& out) {
   o.reuse = !a.no_reuse;
   o.write.digest = out.json;  // only --json reports the wheels' sha256
   o.signatures = signature_options(a.signatures);
+  if (!a.repo_id.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(a.request.source.source, ec))
+      throw Error(ErrorKind::usage, "--repo-id names the Hub repo of a build from a directory; a Hub build records the repo it reads");
+    check_repo_id(a.repo_id);
+    o.source.repo_id = a.repo_id;
+  }
   return r;
 }
 
@@ -173,6 +182,9 @@ void register_build(CLI::App& app, Output& out, int& exit_code) {
   sub->add_option("--compression-level", args->compression_level, "Deflate level 0 (store) to 9")->capture_default_str()->check(CLI::Range(0, 9));
   sub->add_option("-j,--jobs", args->jobs, "Deflate workers for the whole run (all wheels, all kernels of a --lock); each kernel gets one wheel writer more, and this many downloads (default: one worker per CPU, 8 downloads)")->type_name("N");
   sub->add_flag("--no-reuse", args->no_reuse, "Rewrite every wheel, even one already in --out from unchanged inputs");
+  sub->add_option("--repo-id", args->repo_id,
+                  "A build from a directory: the Hub repo (ORG/NAME) get_kernel names it by, recorded in each wheel's hub_kernel.json so that "
+                  "`kwheel link` can make it loadable; without it, link skips these wheels")->type_name("ORG/NAME");
   add_signature_flags(sub, args->signatures, true);
   add_output_flags(sub, out);
   add_examples(sub, {"kwheel build kernels-community/img2gray -o dist              # the highest version vN",

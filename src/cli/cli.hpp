@@ -89,6 +89,7 @@ void register_publish(CLI::App& app, Output& out, int& exit_code);
 void register_index(CLI::App& app, Output& out, int& exit_code);
 void register_pin(CLI::App& app, Output& out, int& exit_code);
 void register_verify(CLI::App& app, Output& out, int& exit_code);
+void register_link(CLI::App& app, Output& out, int& exit_code);
 
 // A URL option, or a source that may be a URL: the password of its
 // user:password@, if any, is registered for redaction as the command line

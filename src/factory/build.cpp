@@ -10,6 +10,7 @@
 #include "kwheel/kernel/kernel_digest.hpp"
 #include "kwheel/kernel/variant.hpp"
 #include "kwheel/packaging/pep440.hpp"
+#include "kwheel/wheel/kernel_origin.hpp"
 
 // One variant's wheel is planned here from the parts that decide it: its
 // signed metadata.json (signed_metadata), what its files say about where it
@@ -29,6 +30,26 @@ const char* status_name(VariantResult::Status s) {
   static constexpr EnumName<S> names[] = {{S::built, "built"}, {S::failed, "failed"}, {S::filtered, "filtered"}};
   return enum_name(s, names).data();
 }
+
+namespace {
+
+// What kernels' loaders need to find the installed wheel (kernel_origin.hpp):
+// N is metadata.json's version, else the vN branch's, else the public
+// version's major part (a directory build's --version).
+KernelOrigin kernel_origin(const VariantInput& input, const PlannedWheel& plan, const std::string& version, const BuildOptions& o) {
+  KernelOrigin k;
+  k.package = plan.package;
+  k.repo_id = o.source.repo_id;
+  k.revision = o.source.commit;
+  k.variant = input.name;
+  if (plan.metadata && plan.metadata->version) k.version = *plan.metadata->version;
+  else if (o.branch_version) k.version = *o.branch_version;
+  else if (const Version v = Version::parse(version); !v.release().empty() && v.release().front() >= 0)
+    k.version = static_cast<std::uint64_t>(v.release().front());
+  return k;
+}
+
+}  // namespace
 
 PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   auto fail = [&](const std::string& why) { return Error(ErrorKind::input, "variant '" + input.name + "': " + why); };
@@ -60,6 +81,7 @@ PlannedWheel plan_wheel(const VariantInput& input, const BuildOptions& o) {
   plan.filename = dist + "-" + plan.version + "-" + plan.tags.str() + ".whl";
   plan.contents.metadata = render_metadata(core_metadata(plan, variant, o, "variant '" + input.name + "'"));
   plan.contents.wheel = render_wheel_file(plan.tags, std::string("kwheel ") + KWHEEL_VERSION);
+  plan.contents.dist_info_texts.emplace_back(kHubKernelFile, render_hub_kernel_json(kernel_origin(input, plan, version, o)));
   return plan;
 }
 

@@ -84,6 +84,10 @@ std::string input_fingerprint(const PlannedWheel& plan, const BuildOptions& o) {
   field(plan.filename);
   field(plan.contents.metadata);
   field(plan.contents.wheel);
+  for (const auto& [name, text] : plan.contents.dist_info_texts) {
+    field(name);
+    field(text);
+  }
   for (const auto& m : plan.contents.members) {
     field(m.archive_path);
     field(m.executable ? "x" : "-");

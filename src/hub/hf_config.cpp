@@ -55,6 +55,12 @@ fs::path hf_home() {
 
 }  // namespace
 
+fs::path hub_cache_dir() {
+  if (auto h = env_value("HF_HUB_CACHE")) return expand_path(*h);
+  if (auto l = env_value("HUGGINGFACE_HUB_CACHE")) return expand_path(*l);
+  return hf_home() / "hub";
+}
+
 bool looks_like_repo_id(const std::string& text) {
   static const std::regex re(R"(^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$)");
   // huggingface_hub's validate_repo_id also refuses "--" (the separator of
@@ -89,10 +95,7 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
   if (c.repo_type != "model" && c.repo_type != "kernel")
     throw Error(ErrorKind::usage, "--repo-type '" + c.repo_type + "': use model or kernel");
 
-  if (flags.cache_dir) c.cache_dir = *flags.cache_dir;
-  else if (auto h = env_value("HF_HUB_CACHE")) c.cache_dir = expand_path(*h);
-  else if (auto l = env_value("HUGGINGFACE_HUB_CACHE")) c.cache_dir = expand_path(*l);
-  else c.cache_dir = hf_home() / "hub";
+  c.cache_dir = flags.cache_dir ? fs::path(*flags.cache_dir) : hub_cache_dir();
 
   // HF_HUB_OFFLINE or, when it is unset, the older TRANSFORMERS_OFFLINE.
   auto offline = env_value("HF_HUB_OFFLINE");

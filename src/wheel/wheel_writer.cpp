@@ -16,6 +16,7 @@
 #include "kwheel/wheel/archive_file.hpp"
 #include "kwheel/wheel/deflate.hpp"
 #include "kwheel/wheel/deflate_pool.hpp"
+#include "kwheel/wheel/zip_time.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/evidence/shared_object.hpp"
@@ -24,95 +25,12 @@
 namespace kwheel {
 namespace {
 
-constexpr std::time_t kZipEpoch = 315532800;          // 1980-01-01T00:00:00Z, the DOS epoch
-constexpr std::time_t kZipLatest = 4354819198;        // 2107-12-31T23:59:58Z
-
 struct ZipDiscard {
   void operator()(zip_t* z) const noexcept {
     if (z) zip_discard(z);
   }
 };
 using ZipPtr = std::unique_ptr<zip_t, ZipDiscard>;
-
-// libzip converts a time_t to DOS time with localtime(); pypa/wheel takes
-// the UTC broken-down time. Feeding libzip the local time_t whose local
-// broken-down time equals the UTC one makes archives identical in any TZ.
-std::time_t libzip_time_for(std::time_t utc) {
-  utc = std::clamp(utc, kZipEpoch, kZipLatest);
-  std::tm tm{};
-  gmtime_r(&utc, &tm);
-  tm.tm_isdst = -1;
-  return std::mktime(&tm);
-}
-
-// DOS date and time (APPNOTE 4.4.6) of a UTC instant, already clamped.
-std::pair<uint16_t, uint16_t> dos_date_time(std::time_t utc) {
-  utc = std::clamp(utc, kZipEpoch, kZipLatest);
-  std::tm tm{};
-  gmtime_r(&utc, &tm);
-  return {static_cast<uint16_t>((tm.tm_year - 80) << 9 | (tm.tm_mon + 1) << 5 | tm.tm_mday),
-          static_cast<uint16_t>(tm.tm_hour << 11 | tm.tm_min << 5 | tm.tm_sec / 2)};
-}
-
-uint64_t le(const unsigned char* p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = v << 8 | p[i];
-  return v;
-}
-
-// libzip (1.7) turns a time_t into DOS time with localtime(), and every
-// libzip API that sets it goes through mktime(): a UTC time that falls in a
-// local DST gap (02:30 on a spring-forward day) cannot be expressed. So the
-// written archive's local and central headers get the UTC DOS time stamped
-// over whatever libzip wrote; the CRC does not cover these fields.
-void stamp_dos_time(int fd, std::time_t utc) {
-  const auto [date, time] = dos_date_time(utc);
-  auto pread_all = [fd](void* buf, size_t n, uint64_t off) {
-    if (::pread(fd, buf, n, static_cast<off_t>(off)) != static_cast<ssize_t>(n)) throw std::runtime_error("short read");
-  };
-  auto pwrite_all = [fd](const void* buf, size_t n, uint64_t off) {
-    if (::pwrite(fd, buf, n, static_cast<off_t>(off)) != static_cast<ssize_t>(n)) throw std::runtime_error("short write");
-  };
-  const off_t end = ::lseek(fd, 0, SEEK_END);
-  unsigned char eocd[22];
-  if (end < 22) throw std::runtime_error("archive too short");
-  pread_all(eocd, 22, static_cast<uint64_t>(end) - 22);
-  if (le(eocd, 4) != 0x06054b50) throw std::runtime_error("no end of central directory record");
-  uint64_t count = le(eocd + 10, 2), cd_size = le(eocd + 12, 4), cd_off = le(eocd + 16, 4);
-  if (count == 0xffff || cd_size == 0xffffffff || cd_off == 0xffffffff) {  // ZIP64 (APPNOTE 4.3.14, 4.3.15)
-    unsigned char loc[20], z64[56];
-    pread_all(loc, 20, static_cast<uint64_t>(end) - 42);
-    if (le(loc, 4) != 0x07064b50) throw std::runtime_error("no ZIP64 locator");
-    pread_all(z64, 56, le(loc + 8, 8));
-    if (le(z64, 4) != 0x06064b50) throw std::runtime_error("no ZIP64 end of central directory record");
-    count = le(z64 + 32, 8), cd_size = le(z64 + 40, 8), cd_off = le(z64 + 48, 8);
-  }
-  std::vector<unsigned char> cd(cd_size);
-  pread_all(cd.data(), cd.size(), cd_off);
-  const unsigned char stamp[4] = {uint8_t(time), uint8_t(time >> 8), uint8_t(date), uint8_t(date >> 8)};
-  size_t o = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    if (o + 46 > cd.size() || le(&cd[o], 4) != 0x02014b50) throw std::runtime_error("bad central directory");
-    const size_t name = le(&cd[o + 28], 2), extra = le(&cd[o + 30], 2), comment = le(&cd[o + 32], 2);
-    if (o + 46 + name + extra + comment > cd.size()) throw std::runtime_error("bad central directory");
-    uint64_t local = le(&cd[o + 42], 4);
-    if (local == 0xffffffff) {  // in the ZIP64 extra field, after the sizes that overflowed
-      for (size_t x = o + 46 + name; x + 4 <= o + 46 + name + extra;) {
-        const size_t id = le(&cd[x], 2), len = le(&cd[x + 2], 2);
-        if (id == 1) {
-          size_t at = x + 4 + (le(&cd[o + 24], 4) == 0xffffffff ? 8 : 0) + (le(&cd[o + 20], 4) == 0xffffffff ? 8 : 0);
-          if (at + 8 > x + 4 + len) throw std::runtime_error("bad ZIP64 extra field");
-          local = le(&cd[at], 8);
-        }
-        x += 4 + len;
-      }
-    }
-    std::memcpy(&cd[o + 12], stamp, 4);
-    pwrite_all(stamp, 4, local + 10);
-    o += 46 + name + extra + comment;
-  }
-  pwrite_all(cd.data(), cd.size(), cd_off);
-}
 
 struct ErrorState {
   zip_error_t zerr{};
@@ -401,6 +319,10 @@ std::vector<const WheelMember*> sorted_members(const WheelContents& contents, co
     if (!seen.insert(m.archive_path).second) throw fail(ErrorKind::input, "duplicate member '" + m.archive_path + "'");
     members.push_back(&m);
   }
+  for (const auto& [name, _] : contents.dist_info_texts)
+    if (name.empty() || name.find('/') != std::string::npos || generated.count(dist_prefix + name) || name.starts_with("RECORD.") ||
+        !seen.insert(dist_prefix + name).second)
+      throw fail(ErrorKind::input, ".dist-info file '" + name + "' is not a plain name, or names a file the wheel already has");
   // .dist-info last, as the wheel spec recommends.
   std::sort(members.begin(), members.end(), [&](auto* a, auto* b) {
     return std::pair(a->archive_path.starts_with(dist_prefix), a->archive_path) < std::pair(b->archive_path.starts_with(dist_prefix), b->archive_path);
@@ -422,6 +344,7 @@ struct Packing {
   RunPool pool;  // null at level 0: members are stored
   std::vector<RecordEntry> rows;
   std::vector<std::unique_ptr<FileSource>> files;
+  std::vector<std::unique_ptr<TextSource>> dist_info_texts;  // WheelContents::dist_info_texts, in its order
   std::unique_ptr<TextSource> metadata, wheel, record;
 
   Packing(const WheelContents& contents, const std::vector<const WheelMember*>& members, std::time_t mtime, const WriteOptions& options,
@@ -433,6 +356,8 @@ struct Packing {
   std::string member_error() const {
     std::string why;
     for (auto& src : files)
+      if (!src->err.message.empty()) why = src->err.message;
+    for (auto& src : dist_info_texts)
       if (!src->err.message.empty()) why = src->err.message;
     for (auto* src : {metadata.get(), wheel.get(), record.get()})
       if (!src->err.message.empty()) why = src->err.message;
@@ -459,7 +384,8 @@ Packing::Packing(const WheelContents& contents, const std::vector<const WheelMem
   const std::string metadata_path = dist_prefix + "METADATA";
   const std::string wheel_path = dist_prefix + "WHEEL";
   const std::string record_path = dist_prefix + "RECORD";
-  rows.resize(members.size() + 2);
+  const size_t texts = contents.dist_info_texts.size();
+  rows.resize(members.size() + texts + 2);
   // RECORD's size is planned with a placeholder of a hash's exact length.
   const std::string hash_placeholder = "sha256=" + std::string(43, 'A');
   std::vector<RecordEntry> plan;
@@ -481,10 +407,16 @@ Packing::Packing(const WheelContents& contents, const std::vector<const WheelMem
     plan.push_back({members[i]->archive_path, hash_placeholder, actual});
     files.push_back(std::move(src));
   }
-  rows[members.size()] = {metadata_path, hash_text(contents.metadata), contents.metadata.size()};
-  rows[members.size() + 1] = {wheel_path, hash_text(contents.wheel), contents.wheel.size()};
-  plan.push_back(rows[members.size()]);
-  plan.push_back(rows[members.size() + 1]);
+  size_t at = members.size();
+  for (const auto& [name, text] : contents.dist_info_texts) {
+    rows[at] = {dist_prefix + name, hash_text(text), text.size()};
+    plan.push_back(rows[at++]);
+    dist_info_texts.push_back(text_source(dist_prefix + name, text, text.size(), mtime));
+  }
+  rows[at] = {metadata_path, hash_text(contents.metadata), contents.metadata.size()};
+  rows[at + 1] = {wheel_path, hash_text(contents.wheel), contents.wheel.size()};
+  plan.push_back(rows[at]);
+  plan.push_back(rows[at + 1]);
   plan.push_back({record_path, "", std::nullopt});
   metadata = text_source(metadata_path, contents.metadata, contents.metadata.size(), mtime);
   wheel = text_source(wheel_path, contents.wheel, contents.wheel.size(), mtime);
@@ -582,6 +514,7 @@ StagedWheel stage_wheel(const WheelContents& contents, const std::filesystem::pa
     const auto* m = src->member;
     add_member(za.get(), m->archive_path, src.get(), m->executable || is_shared_object(m->archive_path), level, mtime, fail);
   }
+  for (auto& src : packing.dist_info_texts) add_member(za.get(), src->name, src.get(), false, level, mtime, fail);
   for (auto* src : {packing.metadata.get(), packing.wheel.get(), packing.record.get()})
     add_member(za.get(), src->name, src, false, level, mtime, fail);
   close_archive(std::move(za), packing, out, fail);

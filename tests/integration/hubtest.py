@@ -249,21 +249,27 @@ def hub_revision_url(repo: str, commit: str, repo_type: str = "kernel") -> str:
 
 def assert_hub_wheel_matches_directory_wheel(hub_whl, dir_whl, url: str) -> None:
     """One writer: a wheel built from the Hub holds the very bytes of the wheel built from the
-    commit's directory, except for one METADATA line, `Project-URL: Hub revision, <url>`, and
-    RECORD's row for METADATA (whose hash and size that line changes)."""
+    commit's directory, except for one METADATA line, `Project-URL: Hub revision, <url>`, the repo
+    id and commit in hub_kernel.json (null for a directory build without --repo-id), and RECORD's
+    rows for those two files (whose hashes and sizes they change)."""
     hw, dw = read_wheel(hub_whl), read_wheel(dir_whl)
     check_record(hub_whl)
     assert Path(hub_whl).name == Path(dir_whl).name
     assert hw.dist_info == dw.dist_info and set(hw.files) == set(dw.files), (sorted(hw.files), sorted(dw.files))
-    meta, rec = f"{hw.dist_info}/METADATA", f"{hw.dist_info}/RECORD"
+    meta, rec, origin = f"{hw.dist_info}/METADATA", f"{hw.dist_info}/RECORD", f"{hw.dist_info}/hub_kernel.json"
     for name in hw.files:
-        if name not in (meta, rec):
+        if name not in (meta, rec, origin):
             assert hw.files[name] == dw.files[name], f"{Path(hub_whl).name}: {name} differs from the directory build"
+    head, _, commit = url.partition("/tree/")
+    repo = "/".join(head.split("/")[-2:])
+    ho, do = json.loads(hw.files[origin]), json.loads(dw.files[origin])
+    assert (ho.pop("repo_id"), ho.pop("revision"), do.pop("repo_id"), do.pop("revision")) == (repo, commit, None, None)
+    assert ho == do
     line = f"Project-URL: Hub revision, {url}\n".encode()
     assert hw.files[meta].count(line) == 1, (line, hw.files[meta].decode())
     assert hw.files[meta].replace(line, b"") == dw.files[meta], (hw.files[meta].decode(), dw.files[meta].decode())
-    hrows = [r for r in hw.files[rec].decode().splitlines() if not r.startswith(meta + ",")]
-    drows = [r for r in dw.files[rec].decode().splitlines() if not r.startswith(meta + ",")]
+    hrows = [r for r in hw.files[rec].decode().splitlines() if not r.startswith((meta + ",", origin + ","))]
+    drows = [r for r in dw.files[rec].decode().splitlines() if not r.startswith((meta + ",", origin + ","))]
     assert hrows == drows
 
 

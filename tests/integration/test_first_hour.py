@@ -36,7 +36,7 @@ PASSWORD = "pw-first-hour-Xy71-never-printed"
 REPO = "acme/img2gray"
 CPU = "torch27-cxx11-cpu-x86_64-linux"
 UNIVERSAL = "torch-universal"
-COMMANDS = ["build", "variants", "validate", "inspect", "publish", "index", "pin", "verify"]
+COMMANDS = ["build", "variants", "validate", "inspect", "publish", "index", "pin", "verify", "link"]
 
 
 @pytest.fixture(scope="module")

@@ -123,14 +123,14 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 
 # --layout arguments -> the variant's files (relative to build/<variant>/), <id> the kernel id.
 LAYOUTS = {
-    "compat": ([], ["__init__.py", "_kwheel_check.py", "_ops.py", "<id>.abi3.so", "metadata.json",
+    "compat": ([], ["__init__.py", "_kwheel_check.py", "_ops.py", "<id>.abi3.so", "layers.py", "metadata.json",
                     "img2gray/__init__.py"]),
-    "flat": (["--layout", "flat"], ["__init__.py", "_kwheel_check.py", "_ops.py", "<id>.abi3.so", "metadata.json"]),
+    "flat": (["--layout", "flat"], ["__init__.py", "_kwheel_check.py", "_ops.py", "<id>.abi3.so", "layers.py", "metadata.json"]),
     "nested": (["--layout", "nested"], ["metadata.json", "img2gray/__init__.py", "img2gray/_kwheel_check.py",
-                                         "img2gray/_ops.py", "img2gray/<id>.abi3.so"]),
+                                         "img2gray/_ops.py", "img2gray/<id>.abi3.so", "img2gray/layers.py"]),
     "nested-no-metadata": (["--layout", "nested", "--no-metadata"],
                            ["img2gray/__init__.py", "img2gray/_kwheel_check.py", "img2gray/_ops.py",
-                            "img2gray/<id>.abi3.so"]),
+                            "img2gray/<id>.abi3.so", "img2gray/layers.py"]),
 }
 
 

@@ -118,7 +118,9 @@ def test_compat_layout_packs_the_flat_package_and_leaves_the_shim_out(hub, env, 
     assert cpu["kernel"]["version"] == 1 and cpu["kernel"]["digest"] == "sha256"
     w = H.read_wheel(cpu["wheel"])
     assert sorted(w.package_files()) == ["my_relu/__init__.py", "my_relu/_ops.py", "my_relu/metadata.json"]
-    assert H.check_record(cpu["wheel"]) == 6  # 3 package files, METADATA, WHEEL, RECORD
+    assert H.check_record(cpu["wheel"]) == 7  # 3 package files, hub_kernel.json, METADATA, WHEEL, RECORD
+    assert json.loads(w.files[w.dist_info + "/hub_kernel.json"]) == {
+        "package": "my_relu", "repo_id": RELU, "revision": run.json["source"]["commit"], "variant": "torch-cpu", "version": 1}
     served = kr.variant_tree("torch-cpu", layout="compat", name="my-relu", version=1,
                              files=kr.demo_package("my-relu", "relu v1 compat"),
                              python_depends=["einops", "tvm-ffi"], upstream="git@github.com:example/relu.git")

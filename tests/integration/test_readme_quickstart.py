@@ -10,6 +10,7 @@ did not write judge the result: kernels 0.17.2 writes the lock, pip installs fro
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -106,6 +107,14 @@ def test_the_readme_quickstart_runs_as_written(store, kwheel_bin, tmp_path):
         out = subprocess.run([proj / ".venv/bin/python", "-c", f"import {name}; print({name}.hello())"],
                              capture_output=True, text=True, timeout=120)
         assert out.stdout.strip() == f"{name} v1", out.stderr
+    # `kwheel link` wrote what kernels reads offline: refs/v1 at the locked commit, the variant a
+    # link to the installed package.
+    locked = {e["dependency"]["repo-id"]: e["lock"]["commit"] for e in json.loads(lock)}
+    for repo, commit in locked.items():
+        folder = proj / ".kernels" / ("kernels--" + repo.replace("/", "--"))
+        assert (folder / "refs" / "v1").read_text() == commit
+        (variant,) = list((folder / "snapshots" / commit / "build").iterdir())
+        assert variant.is_symlink() and (variant / "metadata.json").is_file()
     assert (proj / "site" / "index.html").is_file()
     assert torch_version(proj) == torch_before  # installing kernels kept the project's torch
     assert token not in run.stdout + run.stderr.replace(f"HF_TOKEN={token}", "")  # never printed by a tool

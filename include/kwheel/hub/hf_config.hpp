@@ -42,6 +42,10 @@ HubConfig resolve_hub_config(const HubFlags& flags, const std::function<void(con
 
 // "org/name" with the Hub's allowed characters; Error(usage) otherwise.
 void check_repo_id(const std::string& repo_id);
+// The cache huggingface_hub uses when no flag names one: HF_HUB_CACHE,
+// else HUGGINGFACE_HUB_CACHE, else HF_HOME/hub (~ and $VAR expanded as
+// huggingface_hub expands them).
+std::filesystem::path hub_cache_dir();
 bool looks_like_repo_id(const std::string& text);
 
 }  // namespace kwheel

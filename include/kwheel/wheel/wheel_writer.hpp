@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kwheel/packaging/record.hpp"
@@ -32,6 +33,11 @@ struct WheelContents {
   std::vector<WheelMember> members;
   std::string metadata;             // METADATA text
   std::string wheel;                // WHEEL text
+  // Files of the .dist-info written from memory, by their name inside it
+  // ("hub_kernel.json"): after the members, before METADATA, each listed in
+  // RECORD. Members may hold .dist-info files too (a variant.json read from
+  // disk); a name may be given once, by one of the two.
+  std::vector<std::pair<std::string, std::string>> dist_info_texts;
 };
 
 struct WriteOptions {

@@ -560,3 +560,31 @@ TEST(WheelWriter, BytesAreThoseOfTheSerialWriter) {
       EXPECT_EQ(write_wheel(contents, out, o).sha256, sha) << "level " << level << (pool ? ", shared pool" : "");
     }
 }
+
+TEST(WheelWriter, DistInfoTextsAreWrittenBeforeMetadataAndListedInRecord) {
+  Fixture f;
+  f.contents.members = {{"pkg/a.py", f.tmp.path() / "src" / "a.py", 3, false}};
+  f.contents.dist_info_texts = {{"hub_kernel.json", "abc"}};
+  auto w = write_wheel(f.contents, f.out(), {});
+  auto a = read_archive(f.out());
+  std::vector<std::string> names;
+  for (const auto& e : a.entries) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"pkg/a.py", "pkg-1.0.dist-info/hub_kernel.json", "pkg-1.0.dist-info/METADATA",
+                                             "pkg-1.0.dist-info/WHEEL", "pkg-1.0.dist-info/RECORD"}));
+  EXPECT_EQ(read_member(f.out(), "pkg-1.0.dist-info/hub_kernel.json"), "abc");
+  EXPECT_EQ(read_member(f.out(), "pkg-1.0.dist-info/RECORD"),
+            std::string("pkg/a.py,") + kShaAbc + ",3\npkg-1.0.dist-info/hub_kernel.json," + kShaAbc + ",3\npkg-1.0.dist-info/METADATA," + kShaAbc +
+                ",3\npkg-1.0.dist-info/WHEEL," + kShaEmpty + ",0\npkg-1.0.dist-info/RECORD,,\n");
+  EXPECT_EQ(w.record.size(), 5u);
+}
+
+TEST(WheelWriter, ADistInfoTextMayNotReplaceAGeneratedFileOrAMember) {
+  for (const std::string name : {"METADATA", "RECORD", "RECORD.jws", "WHEEL", "x.json", "sub/x", ""}) {
+    SCOPED_TRACE(name);
+    Fixture f;
+    f.contents.members.push_back({"pkg-1.0.dist-info/x.json", f.tmp.path() / "src" / "a.py", 3, false});
+    f.contents.dist_info_texts = {{name, "{}"}};
+    EXPECT_THROW(write_wheel(f.contents, f.out(), {}), Error);
+    EXPECT_FALSE(fs::exists(f.out()));
+  }
+}

@@ -8,7 +8,7 @@ import torch
 
 from ._ops import add_op_namespace_prefix, ops
 
-__all__ = ["img2gray"]
+__all__ = ["img2gray", "layers"]
 
 # torch.compile traces ops with fake tensors. img2gray only writes into
 # `output`, so its fake implementation has nothing to do; without one,
@@ -51,3 +51,8 @@ def img2gray(input: torch.Tensor) -> torch.Tensor:
     output = torch.empty(input.shape[:2], dtype=torch.uint8, device=input.device)
     ops.img2gray(input, output)
     return output
+
+
+# kernels' kernelize reads `kernel.layers.<name>`: imported after img2gray
+# is defined, which its layer calls.
+from . import layers  # noqa: E402
