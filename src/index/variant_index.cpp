@@ -117,7 +117,8 @@ struct ReleaseKey {  // one project version of one torch's index
 
 class Writer {
  public:
-  Writer(const fs::path& root, std::string base) : files_(root / kVariantsDir / "files"), root_(root), base_(std::move(base)) {}
+  Writer(const fs::path& root, const fs::path& previous, std::string base)
+      : files_(root / kVariantsDir / "files"), root_(root), base_(std::move(base)), sink_{root, previous} {}
 
   void add(const Candidate& c, VariantIndexReport& report);
   void finish(VariantIndexReport& report);
@@ -126,6 +127,7 @@ class Writer {
   IndexFile written_file(const fs::path& file, const std::string& version) const;
   fs::path files_, root_;
   std::string base_;
+  site::PageSink sink_;
   std::map<ReleaseKey, std::map<std::string, VariantProperties>> releases_;
   std::map<ReleaseKey, std::vector<IndexFile>> pages_;
 };
@@ -174,16 +176,16 @@ void Writer::finish(VariantIndexReport& report) {
     page.insert(page.end(), files.begin(), files.end());
   }
   for (auto& [torch, projects] : indexes) {
-    const fs::path simple = root_ / variant_index_name(torch) / "simple";
+    const fs::path simple = fs::path(variant_index_name(torch)) / "simple";
     std::vector<std::string> names;
     for (auto& [project, files] : projects) {
       std::sort(files.begin(), files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
-      site::write_text(simple / project / "index.html", render_project_html(project, files));
-      site::write_text(simple / project / "index.json", render_project_json(project, files));
+      sink_.write(simple / project / "index.html", render_project_html(project, files));
+      sink_.write(simple / project / "index.json", render_project_json(project, files));
       names.push_back(project);
     }
-    site::write_text(simple / "index.html", render_root_html(names));
-    site::write_text(simple / "index.json", render_root_json(names));
+    sink_.write(simple / "index.html", render_root_html(names));
+    sink_.write(simple / "index.json", render_root_json(names));
     report.indexes.push_back(variant_index_name(torch));
   }
 }
@@ -192,7 +194,8 @@ void Writer::finish(VariantIndexReport& report) {
 
 std::string variant_index_name(const std::string& torch) { return std::string(kVariantsDir) + "/torch" + torch; }
 
-VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url) {
+VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url,
+                                         const fs::path& previous) {
   VariantIndexReport report;
   std::vector<Candidate> candidates;
   for (const auto& s : wheels) {
@@ -203,7 +206,7 @@ VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector
   // Where two builds would be the same variant wheel, the one built for the
   // newer CUDA (the later filename) is kept.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.source->filename > b.source->filename; });
-  Writer writer(root, base_url);
+  Writer writer(root, previous, base_url);
   for (const auto& c : candidates) writer.add(c, report);
   writer.finish(report);
   return report;

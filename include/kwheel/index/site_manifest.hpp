@@ -14,6 +14,15 @@
 
 namespace kwheel::site {
 
+// The stat of a file that changes when its bytes are rewritten: in place
+// (mtime, size) or replaced by another file (inode, device).
+struct FileIdentity {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t ino = 0, dev = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
 // A wheel's signature as the pages show it, and why it is not a trusted one.
 struct ShownSignature {
   std::string summary;  // what the cell says: "signed by ...", "unsigned", "invalid: ..."
@@ -35,6 +44,13 @@ struct Entry {
   std::filesystem::path source;  // where the bytes come from for this run
   std::string metadata;          // METADATA bytes (new wheels); old ones are linked
   bool is_new = false;
+  // The site's file and its .metadata as last indexed (size, mtime, inode):
+  // while they hold, the bytes are the ones hashed, and nothing is read.
+  std::optional<FileIdentity> identity, metadata_identity;
+  // The wheel as it was given (dist/x.whl), so that giving the same file
+  // again is recognised without reading it, however it was placed.
+  std::optional<FileIdentity> source_identity;
+  bool refreshed = false;  // something recorded had to be read again this run
 };
 
 // What a site keeps from the runs that wrote it, for runs that do not say
@@ -43,6 +59,9 @@ struct KeptSettings {
   std::optional<std::string> title;
   std::optional<std::string> deps_index;
   std::optional<bool> variants;
+  // What the pages were last written with, besides the wheels: a run with
+  // no new wheel and the same of all of these rewrites nothing.
+  std::optional<std::string> base_url, signature_policy, kwheel_version;
 };
 
 // What an existing site holds, by filename (sorted output); empty for a new
