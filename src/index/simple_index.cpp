@@ -2,8 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/temp_dir.hpp"
@@ -103,8 +105,9 @@ std::vector<std::string> write_index(const std::map<std::string, Entry>& entries
 std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const SiteOptions& o,
                                                 SiteReport& report) {
   std::map<std::string, LocalLabel> variants;
+  std::map<const Entry*, LocalLabel> labels;  // each wheel's label read once, not once per sub-index
   for (const auto& [_, e] : entries) {
-    LocalLabel l = read_label(e.version);
+    const LocalLabel& l = labels.emplace(&e, read_label(e.version)).first->second;
     if (!l.index_name().empty()) variants.emplace(l.index_name(), l);
   }
   std::string base = o.base_url;
@@ -112,7 +115,7 @@ std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, cons
   report.projects = write_index(entries, base, sink, "simple", 2, [](const Entry&) { return true; });
   for (const auto& [vname, vlabel] : variants) {
     const LocalLabel& v = vlabel;
-    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, read_label(e.version)); });
+    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, labels.at(&e)); });
     report.variants.push_back(vname);
   }
   if (report.variant_index_on) {
@@ -203,6 +206,20 @@ namespace {
 // nothing re-read, and every setting the pages show as it was. The variant
 // index is always derived again (its wheels are not recorded), so a site
 // with one is always rewritten.
+// What the report says of a site left as it was: the pages
+// write_indexes and write_matrix_pages would name, without rendering them.
+void describe_unchanged(const std::map<std::string, Entry>& entries, SiteReport& report) {
+  std::set<std::string> projects, variants;
+  for (const auto& [_, e] : entries) {
+    projects.insert(e.project);
+    if (std::string v = read_label(e.version).index_name(); !v.empty()) variants.insert(std::move(v));
+  }
+  report.projects.assign(projects.begin(), projects.end());
+  report.variants.assign(variants.begin(), variants.end());
+  report.pages.push_back("index.html");
+  for (const auto& p : projects) report.pages.push_back("kernels/" + p + ".html");
+}
+
 bool nothing_changed(const SiteReport& report, const std::map<std::string, Entry>& entries, const site::KeptSettings& before,
                      const site::KeptSettings& now) {
   if (!report.added.empty() || report.variant_index_on) return false;
@@ -247,9 +264,8 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   if (exists && nothing_changed(report, entries, before, kept)) {
     // The pages are rendered for the report only: the site stays as it is.
     report.rewritten = false;
-    const site::PageSink dry{site, site, true};
-    const auto variants = write_indexes(dry, entries, o, report);
-    write_matrix_pages(dry, entries, variants, o, report);
+    describe_unchanged(entries, report);
+    if (std::any_of(entries.begin(), entries.end(), [](const auto& kv) { return kv.second.rehashed; })) site::write_identities(site, entries);
     return report;
   }
   // The new site, beside the old one.
@@ -262,6 +278,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   write_matrix_pages(sink, entries, variants, o, report);
   site::write_manifest(sink.root, entries, kept);
   site::swap_in(scratch, site, exists);
+  site::write_identities(site, entries);
   return report;
 }
 

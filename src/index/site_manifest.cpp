@@ -97,9 +97,6 @@ Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& man
     r.signature = true;
     e.signature = {text(f["signature"], "summary"), standing_of(text(f["signature"], "standing")), text(f["signature"], "reason")};
   }
-  e.identity = recorded_identity(f, "identity");
-  e.metadata_identity = recorded_identity(f, "metadata_identity");
-  e.source_identity = recorded_identity(f, "source_identity");
   return r;
 }
 
@@ -124,7 +121,7 @@ void check_recorded(Recorded& r, bool same_policy, const SiteOptions& o) {
   if (!still_served(e.source, e.identity, e.sha256, true) || !still_served(metadata, e.metadata_identity, e.metadata_sha256, false))
     throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
-  e.refreshed = before != std::make_pair(e.identity, e.metadata_identity);
+  e.rehashed = before != std::make_pair(e.identity, e.metadata_identity);
   std::unique_ptr<WheelArchive> wheel;
   auto open = [&]() -> const WheelArchive& {
     if (!wheel) wheel = std::make_unique<WheelArchive>(e.source);
@@ -139,7 +136,7 @@ void check_recorded(Recorded& r, bool same_policy, const SiteOptions& o) {
     bytes << in.rdbuf();
     read_hub_revision(bytes.str(), e);
   }
-  e.refreshed = e.refreshed || !r.gpu || !r.signature || !same_policy || !r.hub;
+  e.refreshed = !r.gpu || !r.signature || !same_policy || !r.hub;
 }
 
 void read_settings(const json& m, KeptSettings& kept) {
@@ -179,7 +176,57 @@ std::vector<Recorded> parse_manifest(const fs::path& site, const fs::path& manif
   return files;
 }
 
+// Where the identities live: beside SITE, as the lock does, not in it. They
+// are this machine's (inode numbers, mtimes), so kwheel-index.json stays the
+// same bytes for the same wheels (a site built twice, or copied, is the same
+// site), and a site copied elsewhere without them has each file hashed once.
+fs::path identities_path(const fs::path& site) { return site.parent_path() / ("." + site.filename().string() + ".kwheel-identities"); }
+
+// filename -> its three identities, as the last run on this site left them;
+// empty when there are none or they cannot be read (then files are hashed).
+void read_identities(const fs::path& site, std::vector<Recorded>& files) {
+  std::ifstream in(identities_path(site), std::ios::binary);
+  if (!in) return;
+  std::map<std::string, Recorded*> by_name;
+  for (auto& r : files) by_name.emplace(r.e.filename, &r);
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) continue;
+    auto it = by_name.find(text(j, "filename"));
+    if (it == by_name.end()) continue;
+    Entry& e = it->second->e;
+    e.identity = recorded_identity(j, "identity");
+    e.metadata_identity = recorded_identity(j, "metadata_identity");
+    e.source_identity = recorded_identity(j, "source_identity");
+  }
+}
+
 }  // namespace
+
+void write_identities(const fs::path& site, const std::map<std::string, Entry>& entries) {
+  const fs::path path = identities_path(site);
+  const fs::path tmp = fs::path(path) += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    for (const auto& [name, e] : entries) {
+      json f{{"filename", name}};
+      if (e.identity) f["identity"] = identity_json(*e.identity);
+      if (e.metadata_identity) f["metadata_identity"] = identity_json(*e.metadata_identity);
+      if (e.source_identity) f["source_identity"] = identity_json(*e.source_identity);
+      out << f.dump() << "\n";
+    }
+    out.close();
+    // A cache: without it the next run hashes the site's files once more.
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
 
 std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept, const SiteOptions& o) {
   std::map<std::string, Entry> entries;
@@ -193,6 +240,7 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
     return entries;
   }
   std::vector<Recorded> files = parse_manifest(site, manifest, kept);
+  read_identities(site, files);
   const bool same_policy = kept.signature_policy == signature_policy(o.signatures);
   for_each_parallel(files.size(), o.jobs, [&](size_t i) { check_recorded(files[i], same_policy, o); });
   for (auto& r : files) {
@@ -271,9 +319,6 @@ void write_manifest(const fs::path& root, const std::map<std::string, Entry>& en
            {"metadata_sha256", e.metadata_sha256}, {"gpu_code", e.gpu_code},
            {"hub", {{"repo", e.hub_repo}, {"commit", e.hub_commit}, {"url", e.hub_url}}},
            {"signature", {{"summary", e.signature.summary}, {"standing", standing_name(e.signature.standing)}, {"reason", e.signature.reason}}}};
-    if (e.identity) f["identity"] = identity_json(*e.identity);
-    if (e.metadata_identity) f["metadata_identity"] = identity_json(*e.metadata_identity);
-    if (e.source_identity) f["source_identity"] = identity_json(*e.source_identity);
     out << (first ? "\n" : ",\n") << f.dump();
     first = false;
   }

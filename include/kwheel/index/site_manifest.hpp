@@ -50,7 +50,8 @@ struct Entry {
   // The wheel as it was given (dist/x.whl), so that giving the same file
   // again is recognised without reading it, however it was placed.
   std::optional<FileIdentity> source_identity;
-  bool refreshed = false;  // something recorded had to be read again this run
+  bool refreshed = false;  // something the pages show had to be read again this run
+  bool rehashed = false;   // its identity changed and its bytes were hashed again (same sha256)
 };
 
 // What a site keeps from the runs that wrote it, for runs that do not say
@@ -77,6 +78,11 @@ void add_wheels(const std::vector<std::filesystem::path>& wheels, const SiteOpti
 // Every wheel of the site whose page shows it unsigned or failed, as the
 // pages show them all (a kept wheel's signature is checked again each run).
 void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& report);
+
+// The identities of SITE's files (Entry::identity and the others), for the
+// next run: beside SITE (.SITE.kwheel-identities), written after the swap.
+// A cache only: missing or stale, the files are hashed instead.
+void write_identities(const std::filesystem::path& site, const std::map<std::string, Entry>& entries);
 
 // ROOT/kwheel-index.json: what the next run reads back.
 void write_manifest(const std::filesystem::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept);
