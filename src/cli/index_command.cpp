@@ -49,7 +49,7 @@ struct IndexArgs {
   std::string deps_index;
   bool variants = false, no_variants = false;
   unsigned jobs = 0;
-  bool copy = false, no_wait = false;
+  bool copy = false, link = false, no_wait = false;
   SignatureArgs signatures;
 };
 
@@ -91,9 +91,10 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
                 "Also write a PEP 825 variant index per torch version (SITE/variants/torchX.Y/simple/), where uv's preview picks the build for the GPU; kept for later runs");
   sub->add_flag("--no-variants", a->no_variants, "Stop writing the variant index");
   sub->add_option("-j,--jobs", a->jobs, "Threads reading new wheels (hash, RECORD, GPU code, signature); default: one per CPU")->type_name("N");
-  sub->add_flag("--copy", a->copy,
-                "Copy new wheels into SITE/files/ (default: a reflink where the filesystem has them, else a hard link of the wheel in DIST, a copy only "
-                "across filesystems; docs/publishing.md says what a link means for DIST)");
+  sub->add_flag("--link", a->link,
+                "New wheels: a hard link of the wheel in DIST where the filesystem has no reflinks, instead of a copy (no bytes written; DIST's file "
+                "and the site's are then one file: docs/publishing.md says what that means)");
+  sub->add_flag("--copy", a->copy, "New wheels: always a copy, never a reflink or link (default: a reflink where the filesystem has them, else a copy)");
   sub->add_flag("--no-wait", a->no_wait, "Fail at once (exit 7) when another kwheel index is updating the site, instead of waiting for it");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
@@ -101,7 +102,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
                      "kwheel index dist -o site --title \"Acme kernels\" --base-url https://kernels.example.org/",
                      "kwheel index more-wheels -o site                # adds to the site; what it held is kept, and not read again",
-                     "kwheel index dist -o site --no-wait --copy      # nightly job: fail if another run holds the site; copy, never link"});
+                     "kwheel index dist -o site --link --no-wait      # nightly job: link tonight's wheels; fail if another run holds the site"});
   sub->callback([a, &out, &exit_code] {
     check_output_dir("-o", a->out, "the site");
     SiteOptions o;
@@ -111,7 +112,8 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     if (a->variants && a->no_variants) throw Error(ErrorKind::usage, "--variants and --no-variants contradict each other; pass one");
     if (a->variants || a->no_variants) o.variants = a->variants;
     o.jobs = a->jobs;
-    o.copy = a->copy;
+    if (a->copy && a->link) throw Error(ErrorKind::usage, "--copy and --link contradict each other; pass one");
+    o.placement = a->copy ? Placement::copy : a->link ? Placement::link : Placement::reflink_or_copy;
     o.wait = !a->no_wait;
     o.progress = [&out](const std::string& line) { out.info(line); };
     // Their user:password@ is refused by build_site, which also checks the

@@ -46,7 +46,7 @@ bool variant_accepts(const LocalLabel& variant, const LocalLabel& wheel) {
 // ROOT/files: new wheels placed (reflink, hard link or copy: place_file)
 // with their METADATA, the site's own linked from the old site. A new
 // file's identity is what the next run checks it by.
-std::string write_files(const fs::path& root, std::map<std::string, Entry>& entries, bool copy) {
+std::string write_files(const fs::path& root, std::map<std::string, Entry>& entries, Placement how) {
   // mkdtemp makes it 0700; a site is for serving: the usual umask'd mode.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -57,7 +57,7 @@ std::string write_files(const fs::path& root, std::map<std::string, Entry>& entr
     const fs::path dest = root / "files" / name;
     const fs::path metadata = fs::path(dest) += ".metadata";
     if (e.is_new) {
-      placed = site::placed_name(site::place_file(e.source, dest, copy));
+      placed = site::placed_name(site::place_file(e.source, dest, how));
       write_text(metadata, e.metadata);
       e.identity = site::identity_of(dest);
       e.metadata_identity = site::identity_of(metadata);
@@ -273,7 +273,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   // this one is killed outright (temp_dir.hpp): a scratch site can be large.
   TempDir scratch = TempDir::beside(site, "new");
   const site::PageSink sink{scratch.path(), exists ? site : fs::path()};
-  report.placed = write_files(sink.root, entries, o.copy);
+  report.placed = write_files(sink.root, entries, o.placement);
   const auto variants = write_indexes(sink, entries, o, report);
   write_matrix_pages(sink, entries, variants, o, report);
   site::write_manifest(sink.root, entries, kept);

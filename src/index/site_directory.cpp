@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -98,7 +99,13 @@ namespace {
 
 // FICLONE: a new inode sharing `from`'s blocks (btrfs, XFS, bcachefs);
 // false where the filesystem has none (ext4, tmpfs) or `to` is on another.
+// Set once FICLONE failed for want of support: a filesystem without
+// reflinks is not asked again for each of a run's thousands of wheels (each
+// try creates and removes a file).
+std::atomic<bool> no_reflinks{false};
+
 bool reflink(const fs::path& from, const fs::path& to) {
+  if (no_reflinks.load(std::memory_order_relaxed)) return false;
   UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.get() < 0) return false;
   UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
@@ -109,17 +116,16 @@ bool reflink(const fs::path& from, const fs::path& to) {
     if (::fstat(in.get(), &st) == 0) ::fchmod(out.get(), st.st_mode & 0777);
     return true;
   }
+  if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EINVAL || errno == EXDEV || errno == ENOSYS) no_reflinks = true;
   ::unlink(to.c_str());
   return false;
 }
 
 }  // namespace
 
-Placed place_file(const fs::path& from, const fs::path& to, bool copy) {
-  if (!copy) {
-    if (reflink(from, to)) return Placed::reflink;
-    if (::link(from.c_str(), to.c_str()) == 0) return Placed::hard_link;
-  }
+Placed place_file(const fs::path& from, const fs::path& to, Placement how) {
+  if (how != Placement::copy && reflink(from, to)) return Placed::reflink;
+  if (how == Placement::link && ::link(from.c_str(), to.c_str()) == 0) return Placed::hard_link;
   std::error_code ec;
   fs::copy_file(from, to, ec);
   if (ec) throw Error(ErrorKind::io, "cannot copy '" + from.string() + "' into the site as '" + to.string() + "': " + ec.message());

@@ -1,8 +1,9 @@
 """`kwheel index DIST -o SITE` on a site that already holds most of DIST, as a nightly job runs it:
 the wheels the site holds are not read again (counted through the KWHEEL_TEST_OPEN_LOG seam,
 which appends every wheel kwheel opens or hashes to a file), the pages whose bytes did not change
-keep their file and mtime, the site's files are links of DIST's where they can be (and each link
-serves the bytes its page's sha256 names), a changed wheel under a published name is refused, and
+keep their file and mtime, the site's files are the previous site's (hard links) and, with --link,
+DIST's (each link serves the bytes its page's sha256 names; by default DIST and the site share no
+file), a changed wheel under a published name is refused, and
 a second run on the same site waits for the first (or, with --no-wait, fails in one line).
 
 The wheels are real `kwheel build` outputs of kernel repos on disk (tests/hub/kernel_repos, a CUDA
@@ -151,7 +152,7 @@ def served_links(site: Path) -> list[tuple[str, str]]:
 def test_site_files_are_links_and_each_serves_the_bytes_its_page_names(kwheel_bin, corpus, tmp_path):
     site = tmp_path / "site"
     dist = dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"])
-    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json")
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--link", "--json")
     assert r.returncode == 0, r.stderr
     placed = json.loads(r.stdout)["placed"]
     for w in dist.iterdir():
@@ -164,6 +165,23 @@ def test_site_files_are_links_and_each_serves_the_bytes_its_page_names(kwheel_bi
     assert {f for f, _ in links} == {w.name for w in dist.iterdir()}
     for filename, sha in links:
         assert hashlib.sha256((site / "files" / filename).read_bytes()).hexdigest() == sha, filename
+    # The next run's site: the same files (inodes) as the last one's, not copies.
+    inodes = {p.name: p.stat().st_ino for p in (site / "files").iterdir()}
+    more = dist_of(tmp_path, corpus["gelu-1.0.0"], name="more")
+    assert kwheel(kwheel_bin, "index", more, "-o", site, "-q").returncode == 0
+    assert {n: i for n, i in ((p.name, p.stat().st_ino) for p in (site / "files").iterdir()) if n in inodes} == inodes
+
+
+def test_by_default_dist_and_the_site_share_no_file(kwheel_bin, corpus, tmp_path):
+    """Without --link, a write into DIST's file in place cannot reach the site: a reflink or a copy."""
+    site = tmp_path / "site"
+    dist = dist_of(tmp_path, corpus["relu-0.1.0"])
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["placed"] in ("reflink", "copy")
+    for w in dist.iterdir():
+        assert not os.path.samefile(w, site / "files" / w.name)
+        assert (site / "files" / w.name).read_bytes() == w.read_bytes()
 
 
 def tree(site: Path) -> dict[str, bytes]:
@@ -186,14 +204,14 @@ def test_a_changed_wheel_under_a_published_name_is_refused(kwheel_bin, corpus, t
 
 
 def test_a_served_file_changed_in_place_is_found(kwheel_bin, corpus, tmp_path):
-    """What a hard link means: bytes written into DIST's file in place (not kwheel's temp name and
+    """What --link means: bytes written into DIST's file in place (not kwheel's temp name and
     rename) are the site's file too; the next run finds it changed and says so."""
     site = tmp_path / "site"
     dist = tmp_path / "dist"
     dist.mkdir()
     for w in corpus["relu-0.1.0"]:
         shutil.copy(w, dist / w.name)  # DIST's own files, which this test may overwrite
-    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json")
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--link", "--json")
     assert r.returncode == 0, r.stderr
     if json.loads(r.stdout)["placed"] != "hard link":
         pytest.skip("the site's files are not hard links here")

@@ -9,9 +9,7 @@
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/unique_fd.hpp"
 
-namespace kwheel {
-struct SiteOptions;
-}
+#include "kwheel/index/simple_index.hpp"  // SiteOptions, Placement
 
 namespace kwheel::site {
 
@@ -47,9 +45,10 @@ const char* placed_name(Placed p);
 
 // A new file of the site with `from`'s bytes at `to` (which must not
 // exist): a reflink (its own inode, sharing the blocks: a later write to
-// `from` does not reach it), else a hard link (the same inode), else a
-// copy (another filesystem, or `copy`). Throws Error(io) naming both.
-Placed place_file(const std::filesystem::path& from, const std::filesystem::path& to, bool copy);
+// `from` does not reach it), else, with Placement::link, a hard link (the
+// same inode), else a copy (another filesystem, or Placement::copy).
+// Throws Error(io) naming both.
+Placed place_file(const std::filesystem::path& from, const std::filesystem::path& to, Placement how);
 
 // Where the pages of the site being built go. write(REL, content) puts
 // ROOT/REL; when the previous site holds the same bytes at PREVIOUS/REL,
