@@ -103,7 +103,7 @@ std::vector<std::string> write_index(const std::map<std::string, Entry>& entries
 // ROOT/simple and one sub-index per torch/compute label present; returns
 // the sub-indexes by name.
 std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const SiteOptions& o,
-                                                SiteReport& report) {
+                                                SiteReport& report, const fs::path& reuse_variants = {}) {
   std::map<std::string, LocalLabel> variants;
   std::map<const Entry*, LocalLabel> labels;  // each wheel's label read once, not once per sub-index
   for (const auto& [_, e] : entries) {
@@ -121,7 +121,7 @@ std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, cons
   if (report.variant_index_on) {
     std::vector<VariantSource> sources;
     for (const auto& [name, e] : entries) sources.push_back({name, sink.root / "files" / name, e.project, e.source});
-    report.variant_index = write_variant_indexes(sink.root, sources, base, sink.previous);
+    report.variant_index = write_variant_indexes(sink.root, sources, base, sink.previous, reuse_variants);
   }
   return variants;
 }
@@ -274,7 +274,9 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   TempDir scratch = TempDir::beside(site, "new");
   const site::PageSink sink{scratch.path(), exists ? site : fs::path()};
   report.placed = write_files(sink.root, entries, o.placement);
-  const auto variants = write_indexes(sink, entries, o, report);
+  // The previous site's variant wheels are this kwheel's only when it wrote them.
+  const fs::path reuse_variants = exists && before.kwheel_version == kept.kwheel_version ? site : fs::path();
+  const auto variants = write_indexes(sink, entries, o, report, reuse_variants);
   write_matrix_pages(sink, entries, variants, o, report);
   site::write_manifest(sink.root, entries, kept);
   site::swap_in(scratch, site, exists);

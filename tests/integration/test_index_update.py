@@ -261,3 +261,24 @@ def test_pip_installs_tonights_build_from_the_updated_site(kwheel_bin, corpus, t
     assert p.returncode == 0, p.stdout + p.stderr
     (item,) = json.loads(p.stdout)["install"]
     assert item["metadata"]["version"].split("+")[0] == "0.2.0"
+
+
+def test_variants_derive_only_new_builds(kwheel_bin, corpus, tmp_path):
+    """--variants: the variant wheels of builds the site already held are the previous site's files
+    (same inode, same mtime), not derived again; tonight's builds get theirs."""
+    site = tmp_path / "site"
+    r = kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"]), "-o", site, "--variants", "--json")
+    assert r.returncode == 0, r.stderr
+    first = {w["filename"] for w in json.loads(r.stdout)["variant_index"]["wheels"]}
+    assert first, r.stdout
+    files = site / "variants" / "files"
+    before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files.iterdir() if p.name in first or p.name[:-9] in first}
+    r = kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"]), "-o", site, "--json")
+    assert r.returncode == 0, r.stderr
+    now = {w["filename"] for w in json.loads(r.stdout)["variant_index"]["wheels"]}
+    assert first < now
+    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files.iterdir()}
+    assert {k: after[k] for k in before} == before
+    for name in now:  # every variant wheel the page links is the bytes its sha256 names
+        page = next(site.glob("variants/torch*/simple/relu/index.html")).read_text()
+        assert name.replace("+", "%2B") in page or name in page
