@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "kwheel/base/error.hpp"
@@ -58,7 +60,7 @@ std::string write_files(const fs::path& root, std::map<std::string, Entry>& entr
     const fs::path metadata = fs::path(dest) += ".metadata";
     if (e.is_new) {
       placed = site::placed_name(site::place_file(e.source, dest, how));
-      write_text(metadata, e.metadata);
+      if (!e.metadata_staged) write_text(metadata, e.metadata);
       e.identity = site::identity_of(dest);
       e.metadata_identity = site::identity_of(metadata);
     } else {
@@ -92,6 +94,7 @@ std::vector<std::string> write_index(const std::map<std::string, Entry>& entries
   std::vector<std::string> names;
   for (const auto& [project, files] : projects) {
     names.push_back(project);
+    if (sink.stable.count(project) && sink.keep(simple_dir / project / "index.html") && sink.keep(simple_dir / project / "index.json")) continue;
     sink.write(simple_dir / project / "index.html", render_project_html(project, files));
     sink.write(simple_dir / project / "index.json", render_project_json(project, files));
   }
@@ -164,9 +167,10 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   spec.sub_indexes.clear();
   for (const auto& [project, wheels] : kernels) {
     spec.kernels = {{project, wheels}};
+    report.pages.push_back("kernels/" + project + ".html");
+    if (sink.stable.count(project) && sink.keep(fs::path("kernels") / (project + ".html"))) continue;
     spec.variant_indexes = variant_rows(report.variant_index, project, spec.index_root);
     sink.write(fs::path("kernels") / (project + ".html"), render_matrix_page(spec));
-    report.pages.push_back("kernels/" + project + ".html");
   }
 }
 
@@ -220,13 +224,27 @@ void describe_unchanged(const std::map<std::string, Entry>& entries, SiteReport&
   for (const auto& p : projects) report.pages.push_back("kernels/" + p + ".html");
 }
 
+bool same_settings(const site::KeptSettings& before, const site::KeptSettings& now) {
+  return before.title == now.title && before.deps_index == now.deps_index && before.variants == now.variants && before.base_url == now.base_url &&
+         before.signature_policy == now.signature_policy && before.kwheel_version == now.kwheel_version;
+}
+
 bool nothing_changed(const SiteReport& report, const std::map<std::string, Entry>& entries, const site::KeptSettings& before,
                      const site::KeptSettings& now) {
   if (!report.added.empty() || report.variant_index_on) return false;
   for (const auto& [_, e] : entries)
     if (e.refreshed) return false;
-  return before.title == now.title && before.deps_index == now.deps_index && before.variants == now.variants && before.base_url == now.base_url &&
-         before.signature_policy == now.signature_policy && before.kwheel_version == now.kwheel_version;
+  return same_settings(before, now);
+}
+
+// The projects whose pages the previous site has as this run would write
+// them: none joined, none re-read, every setting the same.
+std::set<std::string> stable_projects(const std::map<std::string, Entry>& entries, const site::KeptSettings& before, const site::KeptSettings& now) {
+  std::set<std::string> stable, changed;
+  if (!same_settings(before, now)) return stable;
+  for (const auto& [_, e] : entries) (e.is_new || e.refreshed ? changed : stable).insert(e.project);
+  for (const auto& p : changed) stable.erase(p);
+  return stable;
 }
 
 }  // namespace
@@ -258,7 +276,25 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   report.title = kept.title.value_or(kDefaultPageTitle);
   report.deps_index = kept.deps_index.value_or(kDefaultDepsIndex);
   report.variant_index_on = kept.variants.value_or(false);
-  site::add_wheels(wheels, o, site, entries, report);
+  // The new site, beside the old one, made when the first new wheel is
+  // read: its METADATA goes there at once (memory stays one wheel's per
+  // thread). Named for its owner, removed if interrupted, and swept by the
+  // next run if this one is killed outright (temp_dir.hpp).
+  std::optional<TempDir> scratch;
+  std::mutex scratch_mutex;
+  auto scratch_root = [&] {
+    std::lock_guard<std::mutex> hold(scratch_mutex);
+    if (!scratch) {
+      scratch.emplace(TempDir::beside(site, "new"));
+      fs::create_directories(scratch->path() / "files");
+    }
+    return scratch->path();
+  };
+  site::add_wheels(wheels, o, site, entries, report, [&](Entry& e) {
+    write_text(scratch_root() / "files" / (e.filename + ".metadata"), e.metadata);
+    e.metadata = std::string();
+    e.metadata_staged = true;
+  });
   site::report_signatures(entries, report);
 
   if (exists && nothing_changed(report, entries, before, kept)) {
@@ -268,18 +304,14 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
     if (std::any_of(entries.begin(), entries.end(), [](const auto& kv) { return kv.second.rehashed; })) site::write_identities(site, entries);
     return report;
   }
-  // The new site, beside the old one.
-  // Named for its owner, removed if interrupted, and swept by the next run if
-  // this one is killed outright (temp_dir.hpp): a scratch site can be large.
-  TempDir scratch = TempDir::beside(site, "new");
-  const site::PageSink sink{scratch.path(), exists ? site : fs::path()};
+  const site::PageSink sink{scratch_root(), exists ? site : fs::path(), false, exists ? stable_projects(entries, before, kept) : std::set<std::string>{}};
   report.placed = write_files(sink.root, entries, o.placement);
   // The previous site's variant wheels are this kwheel's only when it wrote them.
   const fs::path reuse_variants = exists && before.kwheel_version == kept.kwheel_version ? site : fs::path();
   const auto variants = write_indexes(sink, entries, o, report, reuse_variants);
   write_matrix_pages(sink, entries, variants, o, report);
   site::write_manifest(sink.root, entries, kept);
-  site::swap_in(scratch, site, exists);
+  site::swap_in(*scratch, site, exists);
   site::write_identities(site, entries);
   return report;
 }

@@ -132,6 +132,14 @@ Placed place_file(const fs::path& from, const fs::path& to, Placement how) {
   return Placed::copy;
 }
 
+bool PageSink::keep(const fs::path& rel) const {
+  if (dry || previous.empty()) return false;
+  const fs::path dest = root / rel;
+  std::error_code ec;
+  fs::create_directories(dest.parent_path(), ec);
+  return ::link((previous / rel).c_str(), dest.c_str()) == 0;
+}
+
 void PageSink::write(const fs::path& rel, const std::string& content) const {
   if (dry) return;
   const fs::path dest = root / rel;

@@ -251,7 +251,7 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
 }
 
 void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
-                SiteReport& report) {
+                SiteReport& report, const std::function<void(Entry&)>& stage) {
   // A wheel whose file is the one the site indexed (the site's own file,
   // linked, or the one it was placed from) is not read again.
   std::vector<const Entry*> known(wheels.size(), nullptr);
@@ -263,7 +263,10 @@ void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const
     else to_read.push_back(i);
   }
   std::vector<Entry> read(to_read.size());
-  for_each_parallel(to_read.size(), o.jobs, [&](size_t k) { read[k] = given_entry(wheels[to_read[k]], o); });
+  for_each_parallel(to_read.size(), o.jobs, [&](size_t k) {
+    read[k] = given_entry(wheels[to_read[k]], o);
+    if (stage) stage(read[k]);
+  });
   std::vector<Entry*> fresh(wheels.size(), nullptr);
   for (size_t k = 0; k < to_read.size(); ++k) fresh[to_read[k]] = &read[k];
 

@@ -4,6 +4,7 @@
 // site in the old one's place, and the file writes a site is made of.
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "kwheel/base/temp_dir.hpp"
@@ -59,7 +60,13 @@ Placed place_file(const std::filesystem::path& from, const std::filesystem::path
 struct PageSink {
   std::filesystem::path root, previous;
   bool dry = false;
+  // Projects whose pages are as the previous site has them (no wheel joined
+  // and every setting the same): keep() links those pages without rendering.
+  std::set<std::string> stable;
   void write(const std::filesystem::path& rel, const std::string& content) const;
+  // Links PREVIOUS/REL as ROOT/REL; false (nothing done) when there is no
+  // such page, or no previous site.
+  bool keep(const std::filesystem::path& rel) const;
 };
 
 }  // namespace kwheel::site

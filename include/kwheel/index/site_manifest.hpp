@@ -5,6 +5,7 @@
 // served, joined by the wheels given this run, and written back.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,7 +43,8 @@ struct Entry {
   ShownSignature signature;  // who signed its metadata.json, as the matrix pages say it
   std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
   std::filesystem::path source;  // where the bytes come from for this run
-  std::string metadata;          // METADATA bytes (new wheels); old ones are linked
+  std::string metadata;          // METADATA bytes (new wheels) until staged; old ones are linked
+  bool metadata_staged = false;  // already written as the new site's files/<wheel>.metadata
   bool is_new = false;
   // The site's file and its .metadata as last indexed (size, mtime, inode):
   // while they hold, the bytes are the ones hashed, and nothing is read.
@@ -72,8 +74,11 @@ std::map<std::string, Entry> read_site(const std::filesystem::path& site, KeptSe
 
 // The given wheels join `entries`; the report says which were added, which
 // were already there with the same bytes, and which were kept untouched.
+// `stage` is called (on the reading thread) for each wheel read, to write
+// its METADATA out at once: a site of 20,000 new wheels does not hold them
+// all in memory.
 void add_wheels(const std::vector<std::filesystem::path>& wheels, const SiteOptions& o, const std::filesystem::path& site,
-                std::map<std::string, Entry>& entries, SiteReport& report);
+                std::map<std::string, Entry>& entries, SiteReport& report, const std::function<void(Entry&)>& stage = {});
 
 // Every wheel of the site whose page shows it unsigned or failed, as the
 // pages show them all (a kept wheel's signature is checked again each run).
