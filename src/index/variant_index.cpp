@@ -123,7 +123,7 @@ struct ReleaseKey {  // one project version of one torch's index
 class Writer {
  public:
   Writer(const fs::path& root, const fs::path& previous, const fs::path& reuse, std::string base)
-      : files_(root / kVariantsDir / "files"), root_(root), reuse_(reuse), base_(std::move(base)), sink_{root, previous} {}
+      : files_(root / kVariantsDir / "files"), root_(root), reuse_(reuse), base_(std::move(base)), sink_{root, previous, false, {}} {}
 
   void add(const Candidate& c, VariantIndexReport& report);
   void finish(VariantIndexReport& report);
