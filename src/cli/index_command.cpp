@@ -48,6 +48,8 @@ struct IndexArgs {
   std::optional<std::string> title;
   std::string deps_index;
   bool variants = false, no_variants = false;
+  unsigned jobs = 0;
+  bool copy = false, link = false, no_wait = false;
   SignatureArgs signatures;
 };
 
@@ -88,12 +90,19 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--variants", a->variants,
                 "Also write a PEP 825 variant index per torch version (SITE/variants/torchX.Y/simple/), where uv's preview picks the build for the GPU; kept for later runs");
   sub->add_flag("--no-variants", a->no_variants, "Stop writing the variant index");
+  sub->add_option("-j,--jobs", a->jobs, "Threads reading new wheels (hash, RECORD, GPU code, signature); default: one per CPU")->type_name("N");
+  sub->add_flag("--link", a->link,
+                "New wheels: a hard link of the wheel in DIST where the filesystem has no reflinks, instead of a copy (no bytes written; DIST's file "
+                "and the site's are then one file: docs/publishing.md says what that means)");
+  sub->add_flag("--copy", a->copy, "New wheels: always a copy, never a reflink or link (default: a reflink where the filesystem has them, else a copy)");
+  sub->add_flag("--no-wait", a->no_wait, "Fail at once (exit 7) when another kwheel index is updating the site, instead of waiting for it");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
   add_verbose_flag(sub, out, "List each unsigned wheel of the site on stderr (by default one line counts them)");
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
                      "kwheel index dist -o site --title \"Acme kernels\" --base-url https://kernels.example.org/",
-                     "kwheel index more-wheels -o site                # adds to the site; what it held is kept"});
+                     "kwheel index more-wheels -o site                # adds to the site; what it held is kept, and not read again",
+                     "kwheel index dist -o site --link --no-wait      # nightly job: link tonight's wheels; fail if another run holds the site"});
   sub->callback([a, &out, &exit_code] {
     check_output_dir("-o", a->out, "the site");
     SiteOptions o;
@@ -102,6 +111,11 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     o.title = a->title;
     if (a->variants && a->no_variants) throw Error(ErrorKind::usage, "--variants and --no-variants contradict each other; pass one");
     if (a->variants || a->no_variants) o.variants = a->variants;
+    o.jobs = a->jobs;
+    if (a->copy && a->link) throw Error(ErrorKind::usage, "--copy and --link contradict each other; pass one");
+    o.placement = a->copy ? Placement::copy : a->link ? Placement::link : Placement::reflink_or_copy;
+    o.wait = !a->no_wait;
+    o.progress = [&out](const std::string& line) { out.info(line); };
     // Their user:password@ is refused by build_site, which also checks the
     // one a site keeps from an earlier run.
     if (!a->deps_index.empty()) o.deps_index = checked_index_url("--deps-index-url", a->deps_index, "URL");
@@ -123,7 +137,9 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
                      {"deps_index", r.deps_index},
                      {"signature_warnings", signature_warnings_json(r)},
                      {"variant_index", variant_index_json(r)},
-                     {"pages", pages}});
+                     {"pages", pages},
+                     {"placed", r.placed},
+                     {"rewritten", r.rewritten}});
       return;
     }
     if (out.quiet) return;
@@ -136,7 +152,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     std::cout.flush();
     out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +
              std::to_string(r.kept.size()) + " kept from before; " + std::to_string(r.projects.size()) + " project(s), " +
-             std::to_string(r.variants.size()) + " variant sub-index(es)");
+             std::to_string(r.variants.size()) + " variant sub-index(es)" + (r.rewritten ? "" : "; nothing changed, the site was left as it was"));
     note_unsigned(r, out);
   });
 }

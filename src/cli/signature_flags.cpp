@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "kwheel/base/small_file.hpp"
+#include "kwheel/base/digest.hpp"
 #include "kwheel/sigstore/trusted_root.hpp"
 
 namespace kwheel::cli {
@@ -25,9 +26,11 @@ void add_signature_flags(CLI::App* sub, SignatureArgs& a, bool with_require) {
 SignatureOptions signature_options(const SignatureArgs& a) {
   SignatureOptions s;
   for (const auto& spec : a.signers) s.signers.add(spec);
-  if (!a.trusted_root.empty())
-    s.trusted_root = std::make_shared<const sigstore::TrustedRoot>(sigstore::parse_trusted_root(
-        read_small_file(a.trusted_root, kMaxTrustedRootBytes, "--trusted-root"), "--trusted-root '" + a.trusted_root + "'"));
+  if (!a.trusted_root.empty()) {
+    const std::string root = read_small_file(a.trusted_root, kMaxTrustedRootBytes, "--trusted-root");
+    s.trusted_root = std::make_shared<const sigstore::TrustedRoot>(sigstore::parse_trusted_root(root, "--trusted-root '" + a.trusted_root + "'"));
+    s.trusted_root_sha256 = sha256_hex(root);
+  }
   s.require = a.require;
   return s;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <tuple>
 
 #include "kwheel/base/error.hpp"
@@ -93,11 +94,20 @@ bool column_less(const std::string& a, const std::string& b) {
 }
 
 // Newest version first; then by filename, so the builds of one version for
-// several platforms keep one order from run to run.
-bool wheel_less(const MatrixWheel& a, const MatrixWheel& b) {
-  const auto va = Version::try_parse(a.version), vb = Version::try_parse(b.version);
-  if (va && vb && *va != *vb) return *va > *vb;
-  return a.filename < b.filename;
+// several platforms keep one order from run to run. Each version parsed
+// once, not once per comparison: a site's kernel has hundreds of builds.
+void sort_wheels(std::vector<MatrixWheel>& wheels) {
+  std::vector<std::pair<std::optional<Version>, size_t>> keys;
+  keys.reserve(wheels.size());
+  for (size_t i = 0; i < wheels.size(); ++i) keys.emplace_back(Version::try_parse(wheels[i].version), i);
+  std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+    if (a.first && b.first && *a.first != *b.first) return *a.first > *b.first;
+    return wheels[a.second].filename < wheels[b.second].filename;
+  });
+  std::vector<MatrixWheel> sorted;
+  sorted.reserve(wheels.size());
+  for (const auto& k : keys) sorted.push_back(std::move(wheels[k.second]));
+  wheels = std::move(sorted);
 }
 
 size_t index_of(const std::vector<std::string>& items, const std::string& item) {
@@ -112,21 +122,21 @@ MatrixPlace matrix_place(const std::string& version) {
 }
 
 Matrix build_matrix(std::vector<MatrixWheel> wheels) {
-  std::sort(wheels.begin(), wheels.end(), wheel_less);
+  sort_wheels(wheels);
   Matrix m;
   std::map<std::string, std::tuple<int, int, int>> row_ranks;
+  std::vector<MatrixPlace> places;
+  places.reserve(wheels.size());
   for (const auto& w : wheels) {
-    const MatrixPlace p = matrix_place(w.version);
-    row_ranks.emplace(p.row, row_rank(w.version));
+    const MatrixPlace& p = places.emplace_back(matrix_place(w.version));
+    if (!row_ranks.count(p.row)) row_ranks.emplace(p.row, row_rank(w.version));
     if (std::find(m.columns.begin(), m.columns.end(), p.column) == m.columns.end()) m.columns.push_back(p.column);
   }
   for (const auto& [row, _] : row_ranks) m.rows.push_back(row);
   std::sort(m.rows.begin(), m.rows.end(), [&](const std::string& a, const std::string& b) { return row_ranks.at(a) < row_ranks.at(b); });
   std::sort(m.columns.begin(), m.columns.end(), column_less);
-  for (auto& w : wheels) {
-    const MatrixPlace p = matrix_place(w.version);
-    m.cells[{index_of(m.rows, p.row), index_of(m.columns, p.column)}].push_back(std::move(w));
-  }
+  for (size_t i = 0; i < wheels.size(); ++i)
+    m.cells[{index_of(m.rows, places[i].row), index_of(m.columns, places[i].column)}].push_back(std::move(wheels[i]));
   return m;
 }
 

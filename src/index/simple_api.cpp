@@ -252,7 +252,13 @@ std::string render_project_json(const std::string& name, const std::vector<Index
     out_files.push_back(std::move(j));
     if (!f.version.empty() && seen.insert(f.version).second) versions.push_back(f.version);
   }
-  std::stable_sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) { return sortable_version(a) < sortable_version(b); });
+  // Each version parsed once, not once per comparison.
+  std::vector<std::pair<Version, std::string>> keyed;
+  keyed.reserve(versions.size());
+  for (auto& v : versions) keyed.emplace_back(sortable_version(v), std::move(v));
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  versions.clear();
+  for (auto& [_, v] : keyed) versions.push_back(std::move(v));
   return json{{"meta", meta()}, {"name", name}, {"files", out_files}, {"versions", versions}}.dump(1) + "\n";
 }
 

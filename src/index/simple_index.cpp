@@ -2,8 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <set>
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/temp_dir.hpp"
@@ -14,6 +18,7 @@
 #include "kwheel/index/matrix_page.hpp"
 #include "kwheel/index/site_directory.hpp"
 #include "kwheel/index/site_manifest.hpp"
+#include "kwheel/index/site_wheels.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/wheel_filename.hpp"
 #include "kwheel/validate/compat.hpp"
@@ -40,31 +45,36 @@ bool variant_accepts(const LocalLabel& variant, const LocalLabel& wheel) {
   return b.starts_with(wheel.backend);
 }
 
-// ROOT/files: new wheels copied with their METADATA, old ones linked.
-void write_files(const fs::path& root, const std::map<std::string, Entry>& entries) {
+// ROOT/files: new wheels placed (reflink, hard link or copy: place_file)
+// with their METADATA, the site's own linked from the old site. A new
+// file's identity is what the next run checks it by.
+std::string write_files(const fs::path& root, std::map<std::string, Entry>& entries, Placement how) {
   // mkdtemp makes it 0700; a site is for serving: the usual umask'd mode.
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::chmod(root.c_str(), 0777 & ~mask);
   fs::create_directories(root / "files");
-  std::error_code ec;
-  for (const auto& [name, e] : entries) {
+  std::string placed;
+  for (auto& [name, e] : entries) {
     const fs::path dest = root / "files" / name;
+    const fs::path metadata = fs::path(dest) += ".metadata";
     if (e.is_new) {
-      fs::copy_file(e.source, dest, ec);
-      if (ec) throw Error(ErrorKind::io, "cannot copy '" + e.source.string() + "' into the site: " + ec.message());
-      write_text(fs::path(dest) += ".metadata", e.metadata);
+      placed = site::placed_name(site::place_file(e.source, dest, how));
+      if (!e.metadata_staged) write_text(metadata, e.metadata);
+      e.identity = site::identity_of(dest);
+      e.metadata_identity = site::identity_of(metadata);
     } else {
       link_or_copy(e.source, dest);
-      link_or_copy(fs::path(e.source) += ".metadata", fs::path(dest) += ".metadata");
+      link_or_copy(fs::path(e.source) += ".metadata", metadata);
     }
   }
+  return placed;
 }
 
 // One simple/ tree of the entries `accept` takes, linking to the site's
 // files/ `depth_to_site` levels up (or under `base`); returns its projects.
-std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const fs::path& simple_dir,
-                                     int depth_to_site, const std::function<bool(const Entry&)>& accept) {
+std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const site::PageSink& sink,
+                                     const fs::path& simple_dir, int depth_to_site, const std::function<bool(const Entry&)>& accept) {
   std::map<std::string, std::vector<IndexFile>> projects;
   for (const auto& [name, e] : entries) {
     if (!accept(e)) continue;
@@ -84,35 +94,37 @@ std::vector<std::string> write_index(const std::map<std::string, Entry>& entries
   std::vector<std::string> names;
   for (const auto& [project, files] : projects) {
     names.push_back(project);
-    write_text(simple_dir / project / "index.html", render_project_html(project, files));
-    write_text(simple_dir / project / "index.json", render_project_json(project, files));
+    if (sink.stable.count(project) && sink.keep(simple_dir / project / "index.html") && sink.keep(simple_dir / project / "index.json")) continue;
+    sink.write(simple_dir / project / "index.html", render_project_html(project, files));
+    sink.write(simple_dir / project / "index.json", render_project_json(project, files));
   }
-  write_text(simple_dir / "index.html", render_root_html(names));
-  write_text(simple_dir / "index.json", render_root_json(names));
+  sink.write(simple_dir / "index.html", render_root_html(names));
+  sink.write(simple_dir / "index.json", render_root_json(names));
   return names;
 }
 
 // ROOT/simple and one sub-index per torch/compute label present; returns
 // the sub-indexes by name.
-std::map<std::string, LocalLabel> write_indexes(const fs::path& root, const std::map<std::string, Entry>& entries, const SiteOptions& o,
-                                                SiteReport& report) {
+std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const SiteOptions& o,
+                                                SiteReport& report, const fs::path& reuse_variants = {}) {
   std::map<std::string, LocalLabel> variants;
+  std::map<const Entry*, LocalLabel> labels;  // each wheel's label read once, not once per sub-index
   for (const auto& [_, e] : entries) {
-    LocalLabel l = read_label(e.version);
+    const LocalLabel& l = labels.emplace(&e, read_label(e.version)).first->second;
     if (!l.index_name().empty()) variants.emplace(l.index_name(), l);
   }
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
-  report.projects = write_index(entries, base, root / "simple", 2, [](const Entry&) { return true; });
+  report.projects = write_index(entries, base, sink, "simple", 2, [](const Entry&) { return true; });
   for (const auto& [vname, vlabel] : variants) {
     const LocalLabel& v = vlabel;
-    write_index(entries, base, root / vname / "simple", 3, [&](const Entry& e) { return variant_accepts(v, read_label(e.version)); });
+    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, labels.at(&e)); });
     report.variants.push_back(vname);
   }
   if (report.variant_index_on) {
     std::vector<VariantSource> sources;
-    for (const auto& [name, e] : entries) sources.push_back({name, root / "files" / name, e.project, e.source});
-    report.variant_index = write_variant_indexes(root, sources, base);
+    for (const auto& [name, e] : entries) sources.push_back({name, sink.root / "files" / name, e.project, e.source});
+    report.variant_index = write_variant_indexes(sink.root, sources, base, sink.previous, reuse_variants);
   }
   return variants;
 }
@@ -129,7 +141,7 @@ std::map<std::string, std::string> variant_rows(const VariantIndexReport& v, con
 
 // SITE/index.html (every kernel) and SITE/kernels/<project>.html: the
 // build matrices, linking the same files/ the simple pages do.
-void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
+void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
                         const SiteOptions& o, SiteReport& report) {
   std::map<std::string, std::vector<MatrixWheel>> kernels;
   for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature.summary, e.signature.standing, e.hub_repo,
@@ -145,7 +157,7 @@ void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
   for (const auto& v : report.variant_index.indexes)
     spec.sub_indexes.push_back({v, "every build for " + v.substr(v.rfind('/') + 1) + " as PEP 825 variants: uv --preview-features wheel-variants picks the one for the GPU; pip cannot read it"});
-  write_text(root / "index.html", render_matrix_page(spec));
+  sink.write("index.html", render_matrix_page(spec));
   report.pages.push_back("index.html");
   spec.files_base = base.empty() ? "../files/" : base + "/files/";
   spec.to_root = "../";
@@ -155,9 +167,10 @@ void write_matrix_pages(const fs::path& root, const std::map<std::string, Entry>
   spec.sub_indexes.clear();
   for (const auto& [project, wheels] : kernels) {
     spec.kernels = {{project, wheels}};
-    spec.variant_indexes = variant_rows(report.variant_index, project, spec.index_root);
-    write_text(root / "kernels" / (project + ".html"), render_matrix_page(spec));
     report.pages.push_back("kernels/" + project + ".html");
+    if (sink.stable.count(project) && sink.keep(fs::path("kernels") / (project + ".html"))) continue;
+    spec.variant_indexes = variant_rows(report.variant_index, project, spec.index_root);
+    sink.write(fs::path("kernels") / (project + ".html"), render_matrix_page(spec));
   }
 }
 
@@ -191,6 +204,51 @@ void check_kept_deps_index(const fs::path& site, const site::KeptSettings& kept,
 
 }  // namespace
 
+namespace {
+
+// Whether this run would write the pages the site already has: nothing new,
+// nothing re-read, and every setting the pages show as it was. The variant
+// index is always derived again (its wheels are not recorded), so a site
+// with one is always rewritten.
+// What the report says of a site left as it was: the pages
+// write_indexes and write_matrix_pages would name, without rendering them.
+void describe_unchanged(const std::map<std::string, Entry>& entries, SiteReport& report) {
+  std::set<std::string> projects, variants;
+  for (const auto& [_, e] : entries) {
+    projects.insert(e.project);
+    if (std::string v = read_label(e.version).index_name(); !v.empty()) variants.insert(std::move(v));
+  }
+  report.projects.assign(projects.begin(), projects.end());
+  report.variants.assign(variants.begin(), variants.end());
+  report.pages.push_back("index.html");
+  for (const auto& p : projects) report.pages.push_back("kernels/" + p + ".html");
+}
+
+bool same_settings(const site::KeptSettings& before, const site::KeptSettings& now) {
+  return before.title == now.title && before.deps_index == now.deps_index && before.variants == now.variants && before.base_url == now.base_url &&
+         before.signature_policy == now.signature_policy && before.kwheel_version == now.kwheel_version;
+}
+
+bool nothing_changed(const SiteReport& report, const std::map<std::string, Entry>& entries, const site::KeptSettings& before,
+                     const site::KeptSettings& now) {
+  if (!report.added.empty() || report.variant_index_on) return false;
+  for (const auto& [_, e] : entries)
+    if (e.refreshed) return false;
+  return same_settings(before, now);
+}
+
+// The projects whose pages the previous site has as this run would write
+// them: none joined, none re-read, every setting the same.
+std::set<std::string> stable_projects(const std::map<std::string, Entry>& entries, const site::KeptSettings& before, const site::KeptSettings& now) {
+  std::set<std::string> stable, changed;
+  if (!same_settings(before, now)) return stable;
+  for (const auto& [_, e] : entries) (e.is_new || e.refreshed ? changed : stable).insert(e.project);
+  for (const auto& p : changed) stable.erase(p);
+  return stable;
+}
+
+}  // namespace
+
 SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
   if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
   // Before anything is read or written: the URLs go into pasted shell lines.
@@ -198,7 +256,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   check_page_url("--deps-index-url", o.deps_index);
   const fs::path site = site::site_directory(o.out);
   site::check_site_name(site, o);
-  const UniqueFd lock = site::lock_site(site);
+  const UniqueFd lock = site::lock_site(site, o.wait, o.progress);
 
   std::error_code ec;
   const bool exists = fs::exists(site, ec);
@@ -206,27 +264,55 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   site::KeptSettings kept;
   std::map<std::string, Entry> entries = exists ? site::read_site(site, kept, o) : std::map<std::string, Entry>{};
   check_kept_deps_index(site, kept, o);
+  const site::KeptSettings before = kept;
   if (o.title) kept.title = o.title;
   if (!o.deps_index.empty()) kept.deps_index = o.deps_index;
   if (o.variants) kept.variants = o.variants;
+  kept.base_url = o.base_url;
+  kept.signature_policy = site::signature_policy(o.signatures);
+  kept.kwheel_version = KWHEEL_VERSION;
   SiteReport report;
   report.site = site;
   report.title = kept.title.value_or(kDefaultPageTitle);
   report.deps_index = kept.deps_index.value_or(kDefaultDepsIndex);
   report.variant_index_on = kept.variants.value_or(false);
-  site::add_wheels(wheels, o, site, entries, report);
+  // The new site, beside the old one, made when the first new wheel is
+  // read: its METADATA goes there at once (memory stays one wheel's per
+  // thread). Named for its owner, removed if interrupted, and swept by the
+  // next run if this one is killed outright (temp_dir.hpp).
+  std::optional<TempDir> scratch;
+  std::mutex scratch_mutex;
+  auto scratch_root = [&] {
+    std::lock_guard<std::mutex> hold(scratch_mutex);
+    if (!scratch) {
+      scratch.emplace(TempDir::beside(site, "new"));
+      fs::create_directories(scratch->path() / "files");
+    }
+    return scratch->path();
+  };
+  site::add_wheels(wheels, o, site, entries, report, [&](Entry& e) {
+    write_text(scratch_root() / "files" / (e.filename + ".metadata"), e.metadata);
+    e.metadata = std::string();
+    e.metadata_staged = true;
+  });
   site::report_signatures(entries, report);
 
-  // The new site, beside the old one.
-  // Named for its owner, removed if interrupted, and swept by the next run if
-  // this one is killed outright (temp_dir.hpp): a scratch site can be large.
-  TempDir scratch = TempDir::beside(site, "new");
-  const fs::path root = scratch.path();
-  write_files(root, entries);
-  const auto variants = write_indexes(root, entries, o, report);
-  write_matrix_pages(root, entries, variants, o, report);
-  site::write_manifest(root, entries, kept);
-  site::swap_in(scratch, site, exists);
+  if (exists && nothing_changed(report, entries, before, kept)) {
+    // The pages are rendered for the report only: the site stays as it is.
+    report.rewritten = false;
+    describe_unchanged(entries, report);
+    if (std::any_of(entries.begin(), entries.end(), [](const auto& kv) { return kv.second.rehashed; })) site::write_identities(site, entries);
+    return report;
+  }
+  const site::PageSink sink{scratch_root(), exists ? site : fs::path(), false, exists ? stable_projects(entries, before, kept) : std::set<std::string>{}};
+  report.placed = write_files(sink.root, entries, o.placement);
+  // The previous site's variant wheels are this kwheel's only when it wrote them.
+  const fs::path reuse_variants = exists && before.kwheel_version == kept.kwheel_version ? site : fs::path();
+  const auto variants = write_indexes(sink, entries, o, report, reuse_variants);
+  write_matrix_pages(sink, entries, variants, o, report);
+  site::write_manifest(sink.root, entries, kept);
+  site::swap_in(*scratch, site, exists);
+  site::write_identities(site, entries);
   return report;
 }
 

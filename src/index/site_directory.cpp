@@ -3,9 +3,14 @@
 #include "kwheel/index/site_directory.hpp"
 
 #include <fcntl.h>
+#include <linux/fs.h>  // FICLONE
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -48,12 +53,20 @@ void check_site_name(const fs::path& site, const SiteOptions& o) {
   if (ec) throw Error(ErrorKind::io, "cannot create '" + parent.string() + "': " + ec.message());
 }
 
-// One writer at a time per site.
-UniqueFd lock_site(const fs::path& site) {
+// One writer at a time per site. The lock is beside SITE, not in it: the
+// swap replaces SITE's directory, and a lock inside would go with it.
+UniqueFd lock_site(const fs::path& site, bool wait, const std::function<void(const std::string&)>& waiting) {
   const fs::path lock_path = site.parent_path() / ("." + site.filename().string() + ".kwheel-lock");
   UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0)
-    throw Error(ErrorKind::io, "cannot lock '" + lock_path.string() + "': " + std::strerror(errno));
+  if (lock.get() < 0) throw Error(ErrorKind::io, "cannot lock '" + lock_path.string() + "': " + std::strerror(errno));
+  if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) return lock;
+  if (errno != EWOULDBLOCK) throw Error(ErrorKind::io, "cannot lock '" + lock_path.string() + "': " + std::strerror(errno));
+  if (!wait)
+    throw Error(ErrorKind::io, "another kwheel index is updating '" + site.string() + "' (it holds '" + lock_path.string() +
+                                   "'); run again when it is done, or without --no-wait to wait for it");
+  if (waiting) waiting("waiting for another kwheel index to finish updating " + site.string() + " (lock " + lock_path.string() + ")");
+  while (::flock(lock.get(), LOCK_EX) != 0)
+    if (errno != EINTR) throw Error(ErrorKind::io, "cannot lock '" + lock_path.string() + "': " + std::strerror(errno));
   return lock;
 }
 
@@ -71,6 +84,82 @@ void link_or_copy(const fs::path& from, const fs::path& to) {
   if (!ec) return;
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
   if (ec) throw Error(ErrorKind::io, "cannot copy '" + from.string() + "' to '" + to.string() + "': " + ec.message());
+}
+
+const char* placed_name(Placed p) {
+  switch (p) {
+    case Placed::reflink: return "reflink";
+    case Placed::hard_link: return "hard link";
+    case Placed::copy: return "copy";
+  }
+  return "copy";
+}
+
+namespace {
+
+// FICLONE: a new inode sharing `from`'s blocks (btrfs, XFS, bcachefs);
+// false where the filesystem has none (ext4, tmpfs) or `to` is on another.
+// Set once FICLONE failed for want of support: a filesystem without
+// reflinks is not asked again for each of a run's thousands of wheels (each
+// try creates and removes a file).
+std::atomic<bool> no_reflinks{false};
+
+bool reflink(const fs::path& from, const fs::path& to) {
+  if (no_reflinks.load(std::memory_order_relaxed)) return false;
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.get() < 0) return false;
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (out.get() < 0) return false;
+  if (::ioctl(out.get(), FICLONE, in.get()) == 0) {
+    // The served file is readable as a copy would be, whatever `from`'s mode.
+    struct stat st {};
+    if (::fstat(in.get(), &st) == 0) ::fchmod(out.get(), st.st_mode & 0777);
+    return true;
+  }
+  if (errno == EOPNOTSUPP || errno == ENOTTY || errno == EINVAL || errno == EXDEV || errno == ENOSYS) no_reflinks = true;
+  ::unlink(to.c_str());
+  return false;
+}
+
+}  // namespace
+
+Placed place_file(const fs::path& from, const fs::path& to, Placement how) {
+  if (how != Placement::copy && reflink(from, to)) return Placed::reflink;
+  if (how == Placement::link && ::link(from.c_str(), to.c_str()) == 0) return Placed::hard_link;
+  std::error_code ec;
+  fs::copy_file(from, to, ec);
+  if (ec) throw Error(ErrorKind::io, "cannot copy '" + from.string() + "' into the site as '" + to.string() + "': " + ec.message());
+  return Placed::copy;
+}
+
+bool PageSink::keep(const fs::path& rel) const {
+  if (dry || previous.empty()) return false;
+  const fs::path dest = root / rel;
+  std::error_code ec;
+  fs::create_directories(dest.parent_path(), ec);
+  return ::link((previous / rel).c_str(), dest.c_str()) == 0;
+}
+
+void PageSink::write(const fs::path& rel, const std::string& content) const {
+  if (dry) return;
+  const fs::path dest = root / rel;
+  if (!previous.empty()) {
+    const fs::path old = previous / rel;
+    struct stat st {};
+    // Same size first: most changed pages differ in length, and reading
+    // them back would cost what writing does.
+    if (::stat(old.c_str(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == content.size()) {
+      std::ifstream in(old, std::ios::binary);
+      std::string bytes(content.size(), '\0');
+      in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (in && bytes == content) {
+        std::error_code ec;
+        fs::create_directories(dest.parent_path(), ec);
+        if (::link(old.c_str(), dest.c_str()) == 0) return;
+      }
+    }
+  }
+  write_text(dest, content);
 }
 
 // The new site (scratch) takes SITE's place; `scratch` is left holding what

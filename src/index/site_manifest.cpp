@@ -1,24 +1,21 @@
 // What a site holds: its wheels as the pages show them, read back from the
-// manifest kwheel wrote (each checked against the bytes served) and joined
-// by the wheels given this run.
+// manifest kwheel wrote (each checked against the bytes served, by its
+// identity or, where that changed, its sha256) and joined by the wheels
+// given this run. The manifest is read and written one file at a time: a
+// site of 20,000 wheels is never one JSON document in memory.
 #include "kwheel/index/site_manifest.hpp"
-
-#include <ctime>
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kwheel/base/bounded_json.hpp"
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
-#include "kwheel/base/text.hpp"
+#include "kwheel/base/test_seam.hpp"
 #include "kwheel/index/site_directory.hpp"
-#include "kwheel/packaging/pep440.hpp"
-#include "kwheel/trust/wheel_signature.hpp"
-#include "kwheel/validate/wheel_objects.hpp"
-#include "kwheel/wheel/core_metadata.hpp"
+#include "kwheel/index/site_wheels.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
 namespace kwheel::site {
@@ -29,113 +26,208 @@ namespace {
 
 constexpr const char* kManifest = "kwheel-index.json";
 constexpr const char* kManifestFormat = "kwheel-index 1";
+// kwheel's own manifest: no file is deeper than this, nor the site larger.
+constexpr int kManifestDepth = 8;
+constexpr size_t kManifestFiles = 1000000;
 
-// kwheel's own manifest, 8 values a file: room for 100,000 files.
-constexpr JsonLimits kManifestLimits{64 << 20, 8, 1000000};
-
-// The GPU code a wheel's objects carry, as `kwheel inspect` reads it. A
-// wheel whose objects cannot be read is still indexed (installers do not
-// read them either); its cell says so.
-std::vector<std::string> gpu_code_of(const WheelArchive& wheel) {
-  std::vector<ObjectGpuCode> objects;
-  try {
-    objects = wheel_gpu_code(wheel);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::input) throw;
-    return {"unreadable"};
+const char* standing_name(SignatureStanding s) {
+  switch (s) {
+    case SignatureStanding::trusted: return "trusted";
+    case SignatureStanding::unsigned_: return "unsigned";
+    case SignatureStanding::invalid: return "invalid";
+    case SignatureStanding::none: break;
   }
-  std::vector<std::string> out;
-  for (const auto& t : all_cuda_targets(objects)) out.push_back(t.str());
-  for (const auto& g : all_gfx_targets(objects)) out.push_back(g);
-  return out;
+  return "none";
 }
 
-// The Hub repo and commit a wheel's METADATA records (kwheel's "Hub
-// revision" Project-URL); nothing for a wheel not built from the Hub.
-void read_hub_revision(const std::string& metadata, Entry& e) {
-  const MetadataFields fields = parse_metadata_fields(metadata);
-  const auto rev = recorded_revision(fields);
-  if (!rev) return;
-  e.hub_repo = rev->first;
-  e.hub_commit = rev->second;
-  auto [lo, hi] = fields.equal_range("Project-URL");
-  for (auto it = lo; it != hi; ++it)
-    if (it->second.starts_with(std::string(kHubRevisionLabel) + ",")) e.hub_url = trim(it->second.substr(it->second.find(',') + 1));
+SignatureStanding standing_of(const std::string& s) {
+  if (s == "trusted") return SignatureStanding::trusted;
+  if (s == "unsigned") return SignatureStanding::unsigned_;
+  if (s == "invalid") return SignatureStanding::invalid;
+  return SignatureStanding::none;
 }
 
-// Why a chain that held is not a trusted signature: no bundle, or a signer
-// kwheel's policy does not name (counted as unsigned, as build counts it).
-std::string unsigned_reason(const SignatureVerdict& v) {
-  if (!v.result) return std::string("it has no ") + kSignatureFile;
-  return v.describe() + ", counted as unsigned (trust the signer with --trusted-signer)";
+json identity_json(const FileIdentity& id) { return {{"size", id.size}, {"mtime_ns", id.mtime_ns}, {"ino", id.ino}, {"dev", id.dev}}; }
+
+// The manifest is on disk, where anyone may have edited it: every field
+// type-checked (nlohmann's get() throws on a wrong type).
+std::string text(const json& f, const char* key) { return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string(); }
+
+std::optional<FileIdentity> recorded_identity(const json& f, const char* key) {
+  if (!f.contains(key) || !f[key].is_object()) return std::nullopt;
+  const json& j = f[key];
+  for (const char* k : {"size", "ino", "dev"})
+    if (!j.contains(k) || !j[k].is_number_unsigned()) return std::nullopt;
+  if (!j.contains("mtime_ns") || !j["mtime_ns"].is_number_integer()) return std::nullopt;
+  return FileIdentity{j["size"].get<uint64_t>(), j["mtime_ns"].get<int64_t>(), j["ino"].get<uint64_t>(), j["dev"].get<uint64_t>()};
 }
 
-// Who signed the wheel's metadata.json, checked as a build checks it; a
-// wheel kwheel did not build says so. Every wheel of a site had its RECORD
-// checked when it joined, and its sha256 checked on every run since.
-ShownSignature signature_of(const WheelArchive& wheel, const SignatureOptions& options) {
-  try {
-    const auto s = wheel_signature(wheel, options, std::time(nullptr), /*record_verified=*/true);
-    if (!s) return {"no kernel metadata", SignatureStanding::none, ""};
-    if (!s->error.empty()) return {s->summary(), SignatureStanding::invalid, s->error};
-    if (s->verdict && s->verdict->signed_by_trusted()) return {s->summary(), SignatureStanding::trusted, ""};
-    return {s->summary(), SignatureStanding::unsigned_, s->verdict ? unsigned_reason(*s->verdict) : s->summary()};
-  } catch (const Error& e) {
-    // The wheel is still indexed, as with its GPU code; its page shows the failure.
-    return {"unreadable: " + std::string(e.what()), SignatureStanding::invalid, e.what()};
-  }
-}
-
-// A manifest file's GPU code; read from the served wheel for a file indexed
-// before kwheel recorded it.
-std::vector<std::string> recorded_gpu_code(const json& f, const fs::path& wheel) {
-  if (!f.contains("gpu_code") || !f["gpu_code"].is_array()) return gpu_code_of(WheelArchive(wheel));
-  std::vector<std::string> out;
-  for (const auto& g : f["gpu_code"])
-    if (g.is_string()) out.push_back(g.get<std::string>());
-  return out;
-}
-
-// One file of the manifest, checked against the bytes the site serves.
-Entry manifest_entry(const json& f, const fs::path& site, const fs::path& manifest, const SiteOptions& o) {
-  // The manifest is on disk, where anyone may have edited it: every
-  // field type-checked (nlohmann's value() throws on a wrong type).
-  auto text = [&](const char* key) {
-    return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
-  };
+// One file of the manifest as recorded, and what it lacks (a site written
+// by an older kwheel): read from the served wheel on this run.
+struct Recorded {
   Entry e;
-  e.filename = text("filename");
-  e.project = text("project");
-  e.version = text("version");
-  e.sha256 = text("sha256");
+  bool gpu = false, hub = false, signature = false;
+};
+
+Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& manifest) {
+  Recorded r;
+  Entry& e = r.e;
+  e.filename = text(f, "filename");
+  e.project = text(f, "project");
+  e.version = text(f, "version");
+  e.sha256 = text(f, "sha256");
   e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
-  e.requires_python = text("requires_python");
-  e.metadata_sha256 = text("metadata_sha256");
+  e.requires_python = text(f, "requires_python");
+  e.metadata_sha256 = text(f, "metadata_sha256");
   e.source = site / "files" / e.filename;
-  if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.project.empty())
+  if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.filename == "." || e.filename == ".." || e.project.empty())
     throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
-  // A served file must still be what was indexed: its hash is on every page.
-  std::error_code ec;
-  if (!fs::exists(e.source, ec) || sha256_file_hex(e.source) != e.sha256 || !fs::exists(fs::path(e.source) += ".metadata", ec) ||
-      sha256_file_hex(fs::path(e.source) += ".metadata") != e.metadata_sha256)
+  if (f.contains("gpu_code") && f["gpu_code"].is_array()) {
+    r.gpu = true;
+    for (const auto& g : f["gpu_code"])
+      if (g.is_string()) e.gpu_code.push_back(g.get<std::string>());
+  }
+  if (f.contains("hub") && f["hub"].is_object()) {
+    r.hub = true;
+    e.hub_repo = text(f["hub"], "repo");
+    e.hub_commit = text(f["hub"], "commit");
+    e.hub_url = text(f["hub"], "url");
+  }
+  if (f.contains("signature") && f["signature"].is_object()) {
+    r.signature = true;
+    e.signature = {text(f["signature"], "summary"), standing_of(text(f["signature"], "standing")), text(f["signature"], "reason")};
+  }
+  return r;
+}
+
+// A served file must still be what was indexed: its hash is on every page.
+// Its identity unchanged since it was hashed, it is not read.
+bool still_served(const fs::path& file, std::optional<FileIdentity>& recorded, const std::string& sha256, bool wheel) {
+  const auto id = identity_of(file);
+  if (!id) return false;
+  if (recorded && *recorded == *id) return true;
+  if (wheel) note_wheel_read(file);
+  if (sha256_file_hex(file) != sha256) return false;
+  recorded = id;
+  return true;
+}
+
+// One recorded file, checked against the bytes served, and what it lacks
+// read from the wheel (opened once, only then).
+void check_recorded(Recorded& r, bool same_policy, const SiteOptions& o) {
+  Entry& e = r.e;
+  const auto before = std::make_pair(e.identity, e.metadata_identity);
+  const fs::path metadata = fs::path(e.source) += ".metadata";
+  if (!still_served(e.source, e.identity, e.sha256, true) || !still_served(metadata, e.metadata_identity, e.metadata_sha256, false))
     throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
-  e.gpu_code = recorded_gpu_code(f, e.source);
-  {
-    std::ifstream in(fs::path(e.source) += ".metadata", std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    read_hub_revision(text.str(), e);
+  e.rehashed = before != std::make_pair(e.identity, e.metadata_identity);
+  std::unique_ptr<WheelArchive> wheel;
+  auto open = [&]() -> const WheelArchive& {
+    if (!wheel) wheel = std::make_unique<WheelArchive>(e.source);
+    return *wheel;
+  };
+  if (!r.gpu) e.gpu_code = gpu_code_of(open());
+  // The verdict depends on the root and the signers: checked again when they changed.
+  if (!r.signature || !same_policy) e.signature = signature_of(open(), o.signatures);
+  if (!r.hub) {
+    std::ifstream in(metadata, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    read_hub_revision(bytes.str(), e);
   }
-  // Checked again on every run: the root and the signers may have changed.
-  e.signature = signature_of(WheelArchive(e.source), o.signatures);
-  return e;
+  e.refreshed = !r.gpu || !r.signature || !same_policy || !r.hub;
+}
+
+void read_settings(const json& m, KeptSettings& kept) {
+  auto keep = [&](const char* key, std::optional<std::string>& into) {
+    if (m.contains(key) && m[key].is_string()) into = m[key].get<std::string>();
+  };
+  keep("title", kept.title);
+  keep("deps_index", kept.deps_index);
+  keep("base_url", kept.base_url);
+  keep("signature_policy", kept.signature_policy);
+  keep("kwheel_version", kept.kwheel_version);
+  if (m.contains("variants") && m["variants"].is_boolean()) kept.variants = m["variants"].get<bool>();
+}
+
+// The manifest's files, each turned into a Recorded as soon as the parser
+// has it and dropped from the document: memory is one file's JSON, not the
+// site's.
+std::vector<Recorded> parse_manifest(const fs::path& site, const fs::path& manifest, KeptSettings& kept) {
+  const std::string bad = "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory";
+  std::ifstream in(manifest, std::ios::binary);
+  std::vector<Recorded> files;
+  bool files_array = false;
+  json::parser_callback_t take = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kManifestDepth) throw Error(ErrorKind::input, bad);
+    if (depth == 1 && event == json::parse_event_t::key) files_array = parsed == "files";
+    if (depth == 2 && event == json::parse_event_t::object_end && files_array) {
+      if (files.size() == kManifestFiles) throw Error(ErrorKind::input, "'" + manifest.string() + "' lists more than 1,000,000 files; split the site");
+      files.push_back(recorded_entry(parsed, site, manifest));
+      return false;
+    }
+    return true;
+  };
+  json m = json::parse(in, take, /*allow_exceptions=*/false);
+  if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
+    throw Error(ErrorKind::input, bad);
+  read_settings(m, kept);
+  return files;
+}
+
+// Where the identities live: beside SITE, as the lock does, not in it. They
+// are this machine's (inode numbers, mtimes), so kwheel-index.json stays the
+// same bytes for the same wheels (a site built twice, or copied, is the same
+// site), and a site copied elsewhere without them has each file hashed once.
+fs::path identities_path(const fs::path& site) { return site.parent_path() / ("." + site.filename().string() + ".kwheel-identities"); }
+
+// filename -> its three identities, as the last run on this site left them;
+// empty when there are none or they cannot be read (then files are hashed).
+void read_identities(const fs::path& site, std::vector<Recorded>& files) {
+  std::ifstream in(identities_path(site), std::ios::binary);
+  if (!in) return;
+  std::map<std::string, Recorded*> by_name;
+  for (auto& r : files) by_name.emplace(r.e.filename, &r);
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) continue;
+    auto it = by_name.find(text(j, "filename"));
+    if (it == by_name.end()) continue;
+    Entry& e = it->second->e;
+    e.identity = recorded_identity(j, "identity");
+    e.metadata_identity = recorded_identity(j, "metadata_identity");
+    e.source_identity = recorded_identity(j, "source_identity");
+  }
 }
 
 }  // namespace
 
-// What an existing site holds, by filename (sorted output); empty for a new
-// or empty directory.
+void write_identities(const fs::path& site, const std::map<std::string, Entry>& entries) {
+  const fs::path path = identities_path(site);
+  const fs::path tmp = fs::path(path) += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    for (const auto& [name, e] : entries) {
+      json f{{"filename", name}};
+      if (e.identity) f["identity"] = identity_json(*e.identity);
+      if (e.metadata_identity) f["metadata_identity"] = identity_json(*e.metadata_identity);
+      if (e.source_identity) f["source_identity"] = identity_json(*e.source_identity);
+      out << f.dump() << "\n";
+    }
+    out.close();
+    // A cache: without it the next run hashes the site's files once more.
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
+
 std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept, const SiteOptions& o) {
   std::map<std::string, Entry> entries;
   std::error_code ec;
@@ -147,79 +239,62 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
                                         ", so kwheel did not write it; pass --out with a new or empty directory");
     return entries;
   }
-  std::ifstream in(manifest, std::ios::binary);
-  // Read no more than the limit allows (parse_bounded_json then refuses it).
-  std::string text(static_cast<size_t>(std::min<uintmax_t>(fs::file_size(manifest, ec), kManifestLimits.max_bytes + 1)), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  json m = parse_bounded_json(text, kManifestLimits, ErrorKind::input, "'" + manifest.string() + "'", "rebuild the site into a new directory")
-               .value_or(json(json::value_t::discarded));
-  if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
-    throw Error(ErrorKind::input, "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory");
-  if (m.contains("title") && m["title"].is_string()) kept.title = m["title"].get<std::string>();
-  if (m.contains("deps_index") && m["deps_index"].is_string()) kept.deps_index = m["deps_index"].get<std::string>();
-  if (m.contains("variants") && m["variants"].is_boolean()) kept.variants = m["variants"].get<bool>();
-  for (const auto& f : m["files"]) {
-    Entry e = manifest_entry(f, site, manifest, o);
-    entries.emplace(e.filename, std::move(e));
+  std::vector<Recorded> files = parse_manifest(site, manifest, kept);
+  read_identities(site, files);
+  const bool same_policy = kept.signature_policy == signature_policy(o.signatures);
+  for_each_parallel(files.size(), o.jobs, [&](size_t i) { check_recorded(files[i], same_policy, o); });
+  for (auto& r : files) {
+    std::string name = r.e.filename;
+    entries.emplace(std::move(name), std::move(r.e));
   }
   return entries;
 }
 
-// A wheel given on the command line, read for its pages.
-Entry given_entry(const fs::path& w, const SiteOptions& o) {
-  WheelArchive archive(w);
-  if (archive.filename().variant)
-    throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': it is a PEP 825 variant wheel, which pip cannot install from the site's "
-                                  "indexes; give the plain build (kwheel index --variants makes its variant wheels)");
-  if (auto problems = archive.verify_record(); !problems.empty())
-    throw Error(ErrorKind::input, "refusing to index '" + w.string() + "': RECORD check failed: " + problems.front() + "; rebuild the wheel");
-  Entry e;
-  e.filename = w.filename().string();
-  e.project = normalize_name(archive.field("Name"));
-  e.version = archive.field("Version");
-  e.sha256 = sha256_file_hex(w);
-  e.size = fs::file_size(w);
-  e.requires_python = archive.field("Requires-Python");
-  e.metadata = archive.read(archive.dist_info() + "/METADATA");
-  e.metadata_sha256 = sha256_hex(e.metadata);
-  read_hub_revision(e.metadata, e);
-  e.gpu_code = gpu_code_of(archive);
-  e.signature = signature_of(archive, o.signatures);
-  e.source = w;
-  e.is_new = true;
-  return e;
-}
-
-// The given wheels join `entries`; the report says which were added, which
-// were already there with the same bytes, and which were kept untouched.
 void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
-                SiteReport& report) {
+                SiteReport& report, const std::function<void(Entry&)>& stage) {
+  // A wheel whose file is the one the site indexed (the site's own file,
+  // linked, or the one it was placed from) is not read again.
+  std::vector<const Entry*> known(wheels.size(), nullptr);
+  std::vector<size_t> to_read;
+  for (size_t i = 0; i < wheels.size(); ++i) {
+    auto it = entries.find(wheels[i].filename().string());
+    const auto id = identity_of(wheels[i]);
+    if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &it->second;
+    else to_read.push_back(i);
+  }
+  std::vector<Entry> read(to_read.size());
+  for_each_parallel(to_read.size(), o.jobs, [&](size_t k) {
+    read[k] = given_entry(wheels[to_read[k]], o);
+    if (stage) stage(read[k]);
+  });
+  std::vector<Entry*> fresh(wheels.size(), nullptr);
+  for (size_t k = 0; k < to_read.size(); ++k) fresh[to_read[k]] = &read[k];
+
   std::map<std::string, std::pair<fs::path, std::string>> given;  // filename -> first path given, sha256
-  for (const auto& w : wheels) {
-    Entry e = given_entry(w, o);
-    if (auto [first, added] = given.try_emplace(e.filename, w, e.sha256); !added) {
-      if (first->second.second == e.sha256) continue;  // the same file twice (a file and its directory), or a copy
-      throw Error(ErrorKind::input, "two different wheels are named '" + e.filename + "': '" + first->second.first.string() + "' and '" + w.string() +
+  for (size_t i = 0; i < wheels.size(); ++i) {
+    const fs::path& w = wheels[i];
+    const std::string filename = w.filename().string();
+    const std::string& sha256 = known[i] ? known[i]->sha256 : fresh[i]->sha256;
+    if (auto [first, added] = given.try_emplace(filename, w, sha256); !added) {
+      if (first->second.second == sha256) continue;  // the same file twice (a file and its directory), or a copy
+      throw Error(ErrorKind::input, "two different wheels are named '" + filename + "': '" + first->second.first.string() + "' and '" + w.string() +
                                         "'; an index serves one file per name: pass only one of them");
     }
-    auto it = entries.find(e.filename);
+    auto it = entries.find(filename);
     if (it != entries.end()) {
-      if (it->second.sha256 != e.sha256)
-        throw Error(ErrorKind::input, "'" + e.filename + "' is already in " + site.string() + " with other bytes (sha256 " + it->second.sha256.substr(0, 12) +
-                                          "..., this one " + e.sha256.substr(0, 12) + "...); published files never change: publish a new version");
-      report.unchanged.push_back(e.filename);
+      if (it->second.sha256 != sha256)
+        throw Error(ErrorKind::input, "'" + filename + "' is already in " + site.string() + " with other bytes (sha256 " + it->second.sha256.substr(0, 12) +
+                                          "..., this one " + sha256.substr(0, 12) + "...); published files never change: publish a new version");
+      report.unchanged.push_back(filename);
       continue;
     }
-    report.added.push_back(e.filename);
-    entries.emplace(e.filename, std::move(e));
+    report.added.push_back(filename);
+    entries.emplace(filename, std::move(*fresh[i]));
   }
   for (const auto& [name, e] : entries)
     if (!e.is_new && !given.count(name)) report.kept.push_back(name);
 }
 
-// Every wheel of the site whose page shows it unsigned or failed, as the
-// pages show them all (a kept wheel's signature is checked again each run).
 void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& report) {
   for (const auto& [name, e] : entries)
     if (e.signature.standing == SignatureStanding::unsigned_ || e.signature.standing == SignatureStanding::invalid)
@@ -227,21 +302,32 @@ void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& 
 }
 
 void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept) {
-  json files = json::array();
-  for (const auto& [name, e] : entries)
-    files.push_back({{"filename", name},
-                     {"project", e.project},
-                     {"version", e.version},
-                     {"sha256", e.sha256},
-                     {"size", e.size},
-                     {"requires_python", e.requires_python},
-                     {"metadata_sha256", e.metadata_sha256},
-                     {"gpu_code", e.gpu_code}});
-  json manifest{{"format", kManifestFormat}, {"files", files}};
-  if (kept.title) manifest["title"] = *kept.title;
-  if (kept.deps_index) manifest["deps_index"] = *kept.deps_index;
-  if (kept.variants) manifest["variants"] = *kept.variants;
-  write_text(root / kManifest, manifest.dump(1) + "\n");
+  json head{{"format", kManifestFormat}};
+  if (kept.title) head["title"] = *kept.title;
+  if (kept.deps_index) head["deps_index"] = *kept.deps_index;
+  if (kept.variants) head["variants"] = *kept.variants;
+  if (kept.base_url) head["base_url"] = *kept.base_url;
+  if (kept.signature_policy) head["signature_policy"] = *kept.signature_policy;
+  if (kept.kwheel_version) head["kwheel_version"] = *kept.kwheel_version;
+  std::string text = head.dump();
+  text.pop_back();  // the closing brace: "files" follows, one file a line
+  const fs::path path = root / kManifest;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text << ",\n\"files\": [";
+  bool first = true;
+  for (const auto& [name, e] : entries) {
+    json f{{"filename", name},         {"project", e.project},
+           {"version", e.version},     {"sha256", e.sha256},
+           {"size", e.size},           {"requires_python", e.requires_python},
+           {"metadata_sha256", e.metadata_sha256}, {"gpu_code", e.gpu_code},
+           {"hub", {{"repo", e.hub_repo}, {"commit", e.hub_commit}, {"url", e.hub_url}}},
+           {"signature", {{"summary", e.signature.summary}, {"standing", standing_name(e.signature.standing)}, {"reason", e.signature.reason}}}};
+    out << (first ? "\n" : ",\n") << f.dump();
+    first = false;
+  }
+  out << "\n]}\n";
+  out.close();
+  if (!out) throw Error(ErrorKind::io, "cannot write '" + path.string() + "': the disk may be full");
 }
 
 }  // namespace kwheel::site

@@ -1,6 +1,11 @@
 #include "kwheel/index/variant_index.hpp"
 
+#include <unistd.h>
+
+#include <fstream>
 #include <map>
+#include <optional>
+#include <sstream>
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
@@ -117,15 +122,18 @@ struct ReleaseKey {  // one project version of one torch's index
 
 class Writer {
  public:
-  Writer(const fs::path& root, std::string base) : files_(root / kVariantsDir / "files"), root_(root), base_(std::move(base)) {}
+  Writer(const fs::path& root, const fs::path& previous, const fs::path& reuse, std::string base)
+      : files_(root / kVariantsDir / "files"), root_(root), reuse_(reuse), base_(std::move(base)), sink_{root, previous, false, {}} {}
 
   void add(const Candidate& c, VariantIndexReport& report);
   void finish(VariantIndexReport& report);
 
  private:
   IndexFile written_file(const fs::path& file, const std::string& version) const;
-  fs::path files_, root_;
+  std::optional<std::string> reused(const fs::path& out) const;
+  fs::path files_, root_, reuse_;
   std::string base_;
+  site::PageSink sink_;
   std::map<ReleaseKey, std::map<std::string, VariantProperties>> releases_;
   std::map<ReleaseKey, std::vector<IndexFile>> pages_;
 };
@@ -140,6 +148,25 @@ IndexFile Writer::written_file(const fs::path& file, const std::string& version)
   return f;
 }
 
+// The previous site's variant wheel of this name, hard-linked with its
+// .metadata (whose bytes are returned): a variant wheel is a function of its
+// build's bytes, which never change under one name, and of kwheel's version,
+// which build_site checks before it names a previous site (`reuse`).
+std::optional<std::string> Writer::reused(const fs::path& out) const {
+  if (reuse_.empty()) return std::nullopt;
+  const fs::path old = reuse_ / kVariantsDir / "files" / out.filename();
+  const fs::path old_metadata = fs::path(old) += ".metadata", metadata = fs::path(out) += ".metadata";
+  std::ifstream in(old_metadata, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in || ::link(old.c_str(), out.c_str()) != 0) return std::nullopt;
+  if (::link(old_metadata.c_str(), metadata.c_str()) != 0) {
+    ::unlink(out.c_str());
+    return std::nullopt;
+  }
+  return bytes.str();
+}
+
 void Writer::add(const Candidate& c, VariantIndexReport& report) {
   const WheelArchive wheel = for_wheel(*c.source, "it cannot be read", [&] { return WheelArchive(c.source->path); });
   const ReleaseKey r{c.torch, c.source->project, c.version};
@@ -150,13 +177,20 @@ void Writer::add(const Candidate& c, VariantIndexReport& report) {
     report.left_out.push_back({c.source->filename, "the same variant as another build (" + out.filename().string() + ")"});
     return;
   }
-  StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
-  const std::string metadata = relabelled_metadata(wheel, relabel);
-  IndexFile f = for_wheel(*c.source, "its variant wheel cannot be written into the site", [&] {
-    staged.commit();
-    site::write_text(fs::path(out) += ".metadata", metadata);
-    return written_file(out, c.version);
-  });
+  std::string metadata;
+  IndexFile f;
+  if (auto kept = reused(out)) {
+    metadata = std::move(*kept);
+    f = written_file(out, c.version);
+  } else {
+    StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
+    metadata = relabelled_metadata(wheel, relabel);
+    f = for_wheel(*c.source, "its variant wheel cannot be written into the site", [&] {
+      staged.commit();
+      site::write_text(fs::path(out) += ".metadata", metadata);
+      return written_file(out, c.version);
+    });
+  }
   f.requires_python = wheel.field("Requires-Python");
   f.metadata_sha256 = sha256_hex(metadata);
   releases_[r][c.label] = c.properties;
@@ -174,16 +208,16 @@ void Writer::finish(VariantIndexReport& report) {
     page.insert(page.end(), files.begin(), files.end());
   }
   for (auto& [torch, projects] : indexes) {
-    const fs::path simple = root_ / variant_index_name(torch) / "simple";
+    const fs::path simple = fs::path(variant_index_name(torch)) / "simple";
     std::vector<std::string> names;
     for (auto& [project, files] : projects) {
       std::sort(files.begin(), files.end(), [](const IndexFile& a, const IndexFile& b) { return a.filename < b.filename; });
-      site::write_text(simple / project / "index.html", render_project_html(project, files));
-      site::write_text(simple / project / "index.json", render_project_json(project, files));
+      sink_.write(simple / project / "index.html", render_project_html(project, files));
+      sink_.write(simple / project / "index.json", render_project_json(project, files));
       names.push_back(project);
     }
-    site::write_text(simple / "index.html", render_root_html(names));
-    site::write_text(simple / "index.json", render_root_json(names));
+    sink_.write(simple / "index.html", render_root_html(names));
+    sink_.write(simple / "index.json", render_root_json(names));
     report.indexes.push_back(variant_index_name(torch));
   }
 }
@@ -192,7 +226,8 @@ void Writer::finish(VariantIndexReport& report) {
 
 std::string variant_index_name(const std::string& torch) { return std::string(kVariantsDir) + "/torch" + torch; }
 
-VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url) {
+VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url,
+                                         const fs::path& previous, const fs::path& reuse) {
   VariantIndexReport report;
   std::vector<Candidate> candidates;
   for (const auto& s : wheels) {
@@ -203,7 +238,7 @@ VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector
   // Where two builds would be the same variant wheel, the one built for the
   // newer CUDA (the later filename) is kept.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.source->filename > b.source->filename; });
-  Writer writer(root, base_url);
+  Writer writer(root, previous, reuse, base_url);
   for (const auto& c : candidates) writer.add(c, report);
   writer.finish(report);
   return report;

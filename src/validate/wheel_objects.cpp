@@ -1,5 +1,10 @@
 #include "kwheel/validate/wheel_objects.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/mapped_file.hpp"
 #include "kwheel/base/temp_dir.hpp"
@@ -43,7 +48,39 @@ void for_each_wheel_object(const WheelArchive& wheel, const std::function<void(c
   }
 }
 
+namespace {
+
+// The members for_each_wheel_object reads, when all are small enough to
+// read into memory; nullopt otherwise.
+std::optional<std::vector<std::string>> small_objects(const WheelArchive& wheel) {
+  std::vector<std::string> out;
+  for (const auto& m : wheel.members()) {
+    if (!is_shared_object(m) && !is_wheel_script(m)) continue;
+    if (wheel.member_size(m).value_or(UINT64_MAX) > kInMemoryObjectBytes) return std::nullopt;
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel) {
+  if (const auto members = small_objects(wheel)) {
+    std::vector<ObjectGpuCode> gpu;
+    for (const auto& m : *members) {
+      const std::string data = wheel.read(m, kInMemoryObjectBytes);
+      const auto bytes = std::as_bytes(std::span(data.data(), data.size()));
+      // As read_object: Mach-O first (it carries no GPU code kwheel reads), then ELF.
+      if (has_macho_magic(bytes.first(std::min<size_t>(8, bytes.size())))) continue;
+      if (has_elf_magic(bytes)) {
+        const ElfInfo e = parse_elf(bytes, m);
+        gpu.push_back(read_gpu_code(bytes, e, m));
+      } else if (is_shared_object(m)) {
+        throw Error(ErrorKind::input, "wheel '" + wheel.path().filename().string() + "': '" + m + "' is named like a shared object but is neither ELF nor Mach-O");
+      }
+    }
+    return gpu;
+  }
   ObjectFacts objects;
   for_each_wheel_object(wheel, [&](const fs::path& file, const std::string& member) { read_object(file, member, objects); });
   return objects.gpu;

@@ -12,6 +12,7 @@
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/safe_path.hpp"
+#include "kwheel/base/test_seam.hpp"
 #include "kwheel/packaging/pep440.hpp"
 #include "kwheel/packaging/record.hpp"
 
@@ -241,6 +242,7 @@ WheelArchive::Precheck WheelArchive::precheck(const ReadAt& read_at, uint64_t ar
 }
 
 WheelArchive::WheelArchive(const std::filesystem::path& path) : path_(path) {
+  note_wheel_read(path);
   filename_ = parse_wheel_filename(path.filename().string(), VariantLabels::accept);
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
@@ -322,6 +324,13 @@ std::vector<std::string> WheelArchive::members() const {
   for (zip_int64_t i = 0; i < n; ++i)
     if (const char* name = zip_get_name(zip_.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_GUESS)) out.emplace_back(name);
   return out;
+}
+
+std::optional<uint64_t> WheelArchive::member_size(const std::string& member) const {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat(zip_.get(), member.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) return std::nullopt;
+  return st.size;
 }
 
 bool WheelArchive::executable(const std::string& member) const {

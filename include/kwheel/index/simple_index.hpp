@@ -18,6 +18,7 @@
 //   SITE/kernels/<project>.html                 one kernel's build matrix (index/matrix_page)
 //   SITE/kwheel-index.json                      what kwheel indexed (sha256s)
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@
 #include "kwheel/kernel/kernel_signature.hpp"
 
 namespace kwheel {
+
+// How a new wheel gets into SITE/files/ (site_directory.hpp's place_file).
+enum class Placement {
+  reflink_or_copy,  // the default: DIST's file and the site's never share an inode
+  link,             // --link: a hard link of DIST's file where there are no reflinks
+  copy,             // --copy: always a copy
+};
 
 struct SiteOptions {
   std::filesystem::path out;   // SITE
@@ -45,6 +53,14 @@ struct SiteOptions {
   // Write the variant index (index/variant_index.hpp) too; kept in the
   // manifest as the title is, so nullopt keeps the site's choice.
   std::optional<bool> variants;
+  unsigned jobs = 0;   // threads reading wheels (--jobs); 0: one per CPU
+  // New wheels: a reflink of DIST's file, else a copy (the default), or a
+  // hard link of it (--link), or always a copy (--copy): site_directory.hpp.
+  // The site's own wheels are hard links of the previous site's in any case.
+  Placement placement = Placement::reflink_or_copy;
+  bool wait = true;    // another run holds the site: wait for it (false: --no-wait fails)
+  // One line for people while waiting for another run (stderr); may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 // A wheel the pages show as unsigned or with a signature that failed: one
@@ -68,11 +84,19 @@ struct SiteReport {
   std::vector<SignatureWarning> signature_warnings;  // every wheel of the site shown unsigned or invalid, by filename
   bool variant_index_on = false;                     // the site has a variant index
   VariantIndexReport variant_index;
+  // How new wheels got into files/: "reflink", "hard link" or "copy" (the
+  // last one placed; "" when none was new).
+  std::string placed;
+  bool rewritten = true;  // false: nothing had changed, the site was left as it was
 };
 
 // Builds SITE from its current wheels plus `wheels` in a temporary directory
 // beside it, then swaps it in with one rename (RENAME_EXCHANGE): readers see
-// the old site or the new one, never a mix. Refuses a wheel whose filename
+// the old site or the new one, never a mix. Wheels the site already holds
+// are not read again (their manifest records are trusted while the files'
+// identities hold), their files are hard links of the old site's, and a
+// page whose bytes did not change is the old page's file (same mtime). A run
+// that brings nothing new, with the same settings, writes nothing. Refuses a wheel whose filename
 // is already in the site with other bytes, a site file whose bytes changed
 // since it was indexed, and a non-empty SITE that kwheel did not write.
 SiteReport build_site(const std::vector<std::filesystem::path>& wheels, const SiteOptions& options);

@@ -5,6 +5,7 @@
 // served, joined by the wheels given this run, and written back.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,6 +14,15 @@
 #include "kwheel/index/simple_index.hpp"
 
 namespace kwheel::site {
+
+// The stat of a file that changes when its bytes are rewritten: in place
+// (mtime, size) or replaced by another file (inode, device).
+struct FileIdentity {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t ino = 0, dev = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
 
 // A wheel's signature as the pages show it, and why it is not a trusted one.
 struct ShownSignature {
@@ -33,8 +43,17 @@ struct Entry {
   ShownSignature signature;  // who signed its metadata.json, as the matrix pages say it
   std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
   std::filesystem::path source;  // where the bytes come from for this run
-  std::string metadata;          // METADATA bytes (new wheels); old ones are linked
+  std::string metadata;          // METADATA bytes (new wheels) until staged; old ones are linked
+  bool metadata_staged = false;  // already written as the new site's files/<wheel>.metadata
   bool is_new = false;
+  // The site's file and its .metadata as last indexed (size, mtime, inode):
+  // while they hold, the bytes are the ones hashed, and nothing is read.
+  std::optional<FileIdentity> identity, metadata_identity;
+  // The wheel as it was given (dist/x.whl), so that giving the same file
+  // again is recognised without reading it, however it was placed.
+  std::optional<FileIdentity> source_identity;
+  bool refreshed = false;  // something the pages show had to be read again this run
+  bool rehashed = false;   // its identity changed and its bytes were hashed again (same sha256)
 };
 
 // What a site keeps from the runs that wrote it, for runs that do not say
@@ -43,6 +62,9 @@ struct KeptSettings {
   std::optional<std::string> title;
   std::optional<std::string> deps_index;
   std::optional<bool> variants;
+  // What the pages were last written with, besides the wheels: a run with
+  // no new wheel and the same of all of these rewrites nothing.
+  std::optional<std::string> base_url, signature_policy, kwheel_version;
 };
 
 // What an existing site holds, by filename (sorted output); empty for a new
@@ -52,12 +74,20 @@ std::map<std::string, Entry> read_site(const std::filesystem::path& site, KeptSe
 
 // The given wheels join `entries`; the report says which were added, which
 // were already there with the same bytes, and which were kept untouched.
+// `stage` is called (on the reading thread) for each wheel read, to write
+// its METADATA out at once: a site of 20,000 new wheels does not hold them
+// all in memory.
 void add_wheels(const std::vector<std::filesystem::path>& wheels, const SiteOptions& o, const std::filesystem::path& site,
-                std::map<std::string, Entry>& entries, SiteReport& report);
+                std::map<std::string, Entry>& entries, SiteReport& report, const std::function<void(Entry&)>& stage = {});
 
 // Every wheel of the site whose page shows it unsigned or failed, as the
 // pages show them all (a kept wheel's signature is checked again each run).
 void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& report);
+
+// The identities of SITE's files (Entry::identity and the others), for the
+// next run: beside SITE (.SITE.kwheel-identities), written after the swap.
+// A cache only: missing or stale, the files are hashed instead.
+void write_identities(const std::filesystem::path& site, const std::map<std::string, Entry>& entries);
 
 // ROOT/kwheel-index.json: what the next run reads back.
 void write_manifest(const std::filesystem::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept);

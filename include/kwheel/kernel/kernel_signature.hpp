@@ -31,6 +31,9 @@ struct SignatureOptions {
   // copied per kernel, and a root holds OpenSSL keys and certificates.
   std::shared_ptr<const sigstore::TrustedRoot> trusted_root;
   bool require = false;                               // --require-signature
+  // sha256 of --trusted-root's bytes, "" for the built-in root: what a
+  // verdict kept from an earlier run (kwheel index's manifest) was made with.
+  std::string trusted_root_sha256;
 };
 
 struct SignatureVerdict {

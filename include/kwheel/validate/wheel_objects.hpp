@@ -40,7 +40,11 @@ void read_object(const std::filesystem::path& file, const std::string& name, Obj
 void for_each_wheel_object(const WheelArchive& wheel,
                            const std::function<void(const std::filesystem::path& file, const std::string& member)>& read);
 
-// The GPU code of every ELF object in a wheel.
+// The GPU code of every ELF object in a wheel. Objects up to
+// kInMemoryObjectBytes are read from the archive into memory (no scratch
+// directory, file or mapping: kwheel index reads thousands of wheels); a
+// wheel with a larger one streams each to a scratch file, as above.
+inline constexpr uint64_t kInMemoryObjectBytes = 32ull << 20;
 std::vector<ObjectGpuCode> wheel_gpu_code(const WheelArchive& wheel);
 
 }  // namespace kwheel

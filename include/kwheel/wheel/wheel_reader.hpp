@@ -77,6 +77,9 @@ class WheelArchive {
   const WheelFilename& filename() const { return filename_; }
   const std::string& dist_info() const { return dist_info_; }  // "img2gray-0.1.0.dist-info"
   std::vector<std::string> members() const;
+  // A member's declared inflated size (the central directory's), or
+  // nullopt when there is no such member.
+  std::optional<uint64_t> member_size(const std::string& member) const;
   // Reads a member whole; refuses members larger than max_bytes.
   std::string read(const std::string& member, uint64_t max_bytes = 16 << 20) const;
   // Streams a member into a file (bounded memory); refuses members larger
