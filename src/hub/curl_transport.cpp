@@ -8,6 +8,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/hub/curl_handles.hpp"
+#include "kwheel/hub/system_ca.hpp"
 
 namespace kwheel {
 
@@ -129,6 +130,8 @@ class CurlCall {
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf_);
     if (!o.user_agent.empty()) curl_easy_setopt(c, CURLOPT_USERAGENT, o.user_agent.c_str());
     if (!o.ca_bundle.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o.ca_bundle.c_str());
+    else if (const std::string& system = system_ca_bundle(); !system.empty())
+      curl_easy_setopt(c, CURLOPT_CAINFO, system.c_str());  // a libcurl with no CA path of its own (hub/system_ca.hpp)
     if (!o.client_cert.empty()) {  // pip's --client-cert: certificate and key in one PEM file
       curl_easy_setopt(c, CURLOPT_SSLCERT, o.client_cert.c_str());
       curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");

@@ -28,7 +28,10 @@ void register_url_credentials(const std::string& url) { register_userinfo_passwo
 
 std::string url_origin(const std::string& url) {
   Url u(curl_url());
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return {};
+  // NON_SUPPORT_SCHEME: which schemes parse must not depend on the protocols
+  // a libcurl was built with (the release build's has HTTP and HTTPS only);
+  // whether kwheel follows a scheme is decided after parsing.
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) return {};
   char *scheme = nullptr, *host = nullptr, *port = nullptr;
   curl_url_get(u.get(), CURLUPART_SCHEME, &scheme, 0);
   curl_url_get(u.get(), CURLUPART_HOST, &host, 0);
@@ -40,8 +43,8 @@ std::string url_origin(const std::string& url) {
 
 std::string resolve_url(const std::string& base, const std::string& location) {
   Url u(curl_url());
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK ||
-      curl_url_set(u.get(), CURLUPART_URL, location.c_str(), 0) != CURLUE_OK)
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, base.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
+      curl_url_set(u.get(), CURLUPART_URL, location.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
     throw Error(ErrorKind::network, "cannot follow redirect from " + display_url(base) + " to '" + display_url(location) + "'");
   char* out = nullptr;
   curl_url_get(u.get(), CURLUPART_URL, &out, 0);
