@@ -149,3 +149,13 @@ def tree_state(d: Path) -> dict[str, str]:
             p = os.path.join(root, n)
             out[os.path.relpath(p, d)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
     return out
+
+
+def one_error_line(p, code: int, *needles: str) -> str:
+    """Exit `code` and exactly one `kwheel: error:` line, holding every needle; that line."""
+    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("kwheel: error:")]
+    assert len(lines) == 1, p.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -197,3 +198,16 @@ def private_index_log(work: Path) -> list[dict[str, str]]:
     rx = re.compile(r'^\S+ - (\S+) \[[^\]]+\] "(\S+) (\S+) [^"]*" (\d{3}) \S+ "[^"]*" "([^"]*)"')
     return [dict(zip(("user", "method", "path", "status", "agent"), m.groups()))
             for line in (log.read_text().splitlines() if log.exists() else []) if (m := rx.match(line))]
+
+
+@contextlib.contextmanager
+def serve_in_thread(srv):
+    """A socketserver serving on a daemon thread until the block ends; shut down and closed after it."""
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join()

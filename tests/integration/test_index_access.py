@@ -38,7 +38,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import threading
 import urllib.parse
 import zipfile
 from pathlib import Path
@@ -47,6 +46,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from elfgen import shared_object  # noqa: E402
+from kwheel_fixtures import one_error_line  # noqa: E402
+from local_servers import serve_in_thread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 KWHEEL = os.environ.get("KWHEEL_BIN") or str(ROOT / "build" / "kwheel")
@@ -168,15 +169,8 @@ class IndexServer(http.server.ThreadingHTTPServer):
 
 @contextlib.contextmanager
 def serving(pki, users, client_ca=None):
-    srv = IndexServer(pki, users, client_ca)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
+    with serve_in_thread(IndexServer(pki, users, client_ca)) as srv:
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        t.join()
 
 
 # --------------------------------------------------------------------------- wheels
@@ -271,15 +265,6 @@ def pin(url, *args, env, cwd=None):
         assert secret not in p.stdout + p.stderr, "a password reached kwheel's output"
     report = json.loads(p.stdout) if p.returncode == 0 else None
     return p, report
-
-
-def one_error_line(p, code: int, *needles: str) -> str:
-    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
-    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("kwheel: error:")]
-    assert len(lines) == 1, p.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 def write_netrc(path: Path, user: str, password: str) -> Path:

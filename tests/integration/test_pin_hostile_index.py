@@ -36,7 +36,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import tomllib
 import urllib.parse
 import zipfile
@@ -47,6 +46,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from local_servers import serve_in_thread  # noqa: E402
 import kwheel_fixtures  # noqa: E402
 
 ROOT = HERE.parent.parent
@@ -153,13 +153,8 @@ def served(root: Path, mode: str):
     """`root` over HTTP on 127.0.0.1, every page in one format ("json" or "html")."""
     srv = _Site(("127.0.0.1", 0), _Handler)
     srv.root, srv.mode = root, mode
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
+    with serve_in_thread(srv):
         yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def with_hub_revision(wheel: Path, out: Path) -> Path:

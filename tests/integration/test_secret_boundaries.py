@@ -30,7 +30,6 @@ import os
 import shutil
 import subprocess
 import tarfile
-import threading
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +37,8 @@ from pathlib import Path
 import pytest
 
 from conftest import torch_version
+from kwheel_fixtures import one_error_line
+from local_servers import serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
 KWHEEL = os.environ.get("KWHEEL_BIN") or str(ROOT / "build" / "kwheel")
@@ -94,12 +95,7 @@ def assert_refused(p: subprocess.CompletedProcess, code: int, *needles: str, sec
     """Exit `code`, one error line naming `needles`, and no secret on stdout or stderr."""
     for s in secrets:
         assert s not in p.stdout + p.stderr, (p.stdout, p.stderr)
-    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
-    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("kwheel: error:")]
-    assert len(lines) == 1, p.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
+    return one_error_line(p, code, *needles)
 
 
 def refused_both_ways(argv, code, *needles, env=None, cwd=None, secrets=(URL_PASSWORD,)) -> str:
@@ -306,14 +302,8 @@ class _Unauthorized(http.server.BaseHTTPRequestHandler):
 
 @contextmanager
 def unauthorized_index():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
+    with serve_in_thread(http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)) as srv:
         yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def test_keyring_inherits_no_secret(tmp_path):

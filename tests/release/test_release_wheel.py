@@ -27,7 +27,6 @@ import re
 import shutil
 import ssl
 import subprocess
-import threading
 import zipfile
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from elftools.elf.gnuversions import GNUVerNeedSection
 
 from conftest import ROOT
 from kwheel_fixtures import ALL_VARIANTS, expected_filename, make_kernel_repo
+from local_servers import serve_in_thread
 
 TAG = "py3-none-manylinux_2_28_x86_64"
 GLIBC_MAX = (2, 28)
@@ -215,13 +215,8 @@ def https_server(root: Path, pki: dict[str, Path]):
     ctx.load_cert_chain(pki["cert"], pki["key"])
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.handle_error = lambda *a: None  # a client that refuses the certificate is part of the test
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
+    with serve_in_thread(srv):
         yield f"https://127.0.0.1:{srv.server_address[1]}/simple/"
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def pin(kwheel: Path, url: str, *args, env, wrap: list[str] | None = None) -> subprocess.CompletedProcess:
