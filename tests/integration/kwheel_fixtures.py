@@ -10,8 +10,10 @@ Standard library only.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import zipfile
 from pathlib import Path
 
 from elfgen import macho_object, shared_object
@@ -159,3 +161,19 @@ def one_error_line(p, code: int, *needles: str) -> str:
     for n in needles:
         assert n in lines[0], (n, lines[0])
     return lines[0]
+
+
+def rewrite_wheel(wheel: Path, change) -> None:
+    """`change(members, dist_info)` applied to the wheel's members and RECORD written anew over them:
+    a wheel someone who can write it made, which a RECORD check alone accepts."""
+    with zipfile.ZipFile(wheel) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    (dist_info,) = {n.split("/")[0] for n in members if n.split("/")[0].endswith(".dist-info")}
+    change(members, dist_info)
+    record = f"{dist_info}/RECORD"
+    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+            for n, d in members.items() if n != record]
+    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, d in members.items():
+            z.writestr(n, d)

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "tests" / "hub"))
 import kernel_repos as kr  # noqa: E402
 from conftest import clean_env  # noqa: E402
 from elfgen import cuda_shared_object, shared_object  # noqa: E402
+from kwheel_fixtures import rewrite_wheel  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TITLE = "Acme GPU kernels"
@@ -762,18 +763,7 @@ import instance as si  # noqa: E402  (tests/sigstore/instance.py: the test Sigst
 def planted(wheel: Path, member: str, data: bytes) -> None:
     """`wheel` with one file added and RECORD rewritten to match, as someone who can write the wheel
     would: only the signature chain (metadata.json's digest) can tell."""
-    import base64
-    import hashlib
-    with zipfile.ZipFile(wheel) as z:
-        members = {i.filename: z.read(i) for i in z.infolist()}
-    members[member] = data
-    record = next(n for n in members if n.endswith(".dist-info/RECORD"))
-    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
-            for n, d in members.items() if n != record]
-    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
-        for n, d in members.items():
-            z.writestr(n, d)
+    rewrite_wheel(wheel, lambda members, dist_info: members.__setitem__(member, data))
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import variant_kernel as vk  # noqa: E402
 from conftest import clean_env  # noqa: E402
+from kwheel_fixtures import rewrite_wheel  # noqa: E402
 from variant_kernel import variant_kernel  # noqa: E402,F401  (the session fixture)
 
 VARIANTS_JSON = re.compile(rf"^{vk.NAME}-(?P<version>[^-]+)-variants\.json$")
@@ -315,18 +316,7 @@ def test_builds_uv_cannot_tell_apart_are_left_out_with_their_reason(kwheel_bin, 
 def rewritten(wheel: Path, change) -> None:
     """`change(members, dist_info)` applied to the wheel's members, RECORD written anew over them: a
     wheel another tool might have built, which the site's RECORD check accepts."""
-    import base64
-    with zipfile.ZipFile(wheel) as z:
-        members = {n: z.read(n) for n in z.namelist()}
-    (dist_info,) = {n.split("/")[0] for n in members if n.split("/")[0].endswith(".dist-info")}
-    change(members, dist_info)
-    record = f"{dist_info}/RECORD"
-    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
-            for n, d in members.items() if n != record]
-    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
-        for n, d in members.items():
-            z.writestr(n, d)
+    rewrite_wheel(wheel, change)
 
 
 def with_member(name: str, data: bytes):
