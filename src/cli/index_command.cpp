@@ -101,8 +101,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   add_verbose_flag(sub, out, "List each unsigned wheel of the site on stderr (by default one line counts them)");
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
                      "kwheel index dist -o site --title \"Acme kernels\" --base-url https://kernels.example.org/",
-                     "kwheel index more-wheels -o site                # adds to the site; what it held is kept, and not read again",
-                     "kwheel index dist -o site --link --no-wait      # nightly job: link tonight's wheels; fail if another run holds the site"});
+                     "kwheel index dist -o site --link --no-wait      # nightly: adds tonight's wheels, reads none it holds; fails if another run holds it"});
   sub->callback([a, &out, &exit_code] {
     check_output_dir("-o", a->out, "the site");
     SiteOptions o;

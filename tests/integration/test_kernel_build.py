@@ -409,7 +409,7 @@ def test_rebuild_is_idempotent_and_prunes_stale_files(built):
     (variant_dir / "img2gray" / "_ops.py").write_bytes(b"a stale nested layout\n")
     assert build_kernel(out, "--cpu") == variant_dir
     assert sorted(p.relative_to(variant_dir).as_posix() for p in variant_dir.rglob("*")) == sorted(
-        ["__init__.py", "_kwheel_check.py", "_ops.py", so.name, "metadata.json", "img2gray", "img2gray/__init__.py"])
+        ["__init__.py", "_kwheel_check.py", "_ops.py", "layers.py", so.name, "metadata.json", "img2gray", "img2gray/__init__.py"])
     assert (so.read_bytes(), so.stat().st_mtime_ns) == before
     assert (variant_dir / "metadata.json").read_bytes() == meta
 
