@@ -10,6 +10,7 @@ kernels-community's build workflows on main), plus --trusted-signer.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import fixture as hubfix  # noqa: E402
 import hubtest as H  # noqa: E402
 import instance as si  # noqa: E402
 import kernel_repos as kr  # noqa: E402
+from kwheel_fixtures import rewrite_wheel  # noqa: E402
 
 ORG = "acme"
 TRUSTED = f"{ORG}/signed"       # signed by kernels-community's build.yaml: kernels' default policy trusts it
@@ -217,19 +219,8 @@ def test_inspect_verifies_the_signature_the_wheel_carries(native_wheel, sigstore
 def rewritten_wheel(src_wheel: Path, dst: Path, changes: dict[str, bytes]) -> Path:
     """`src_wheel` with members changed or added, and RECORD rewritten to match, as an attacker
     who can write the wheel would: only the signature chain can tell."""
-    import base64
-    import hashlib
-    import zipfile
-    with zipfile.ZipFile(src_wheel) as src:
-        members = {i.filename: src.read(i) for i in src.infolist()}
-    members.update(changes)
-    record = next(n for n in members if n.endswith(".dist-info/RECORD"))
-    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
-            for n, d in members.items() if n != record]
-    members[record] = ("\n".join(rows + [f"{record},,"]) + "\n").encode()
-    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as out:
-        for n, d in members.items():
-            out.writestr(n, d)
+    shutil.copyfile(src_wheel, dst)
+    rewrite_wheel(dst, lambda members, dist_info: members.update(changes))
     return dst
 
 
