@@ -6,8 +6,8 @@ The corpus is what a team's nightly site holds after a while: 25 kernels x 10 ve
 builds carry a real .nv_fatbin section from tests/integration/elfgen.py). In one run it measures,
 each the median of --rounds:
 
-  full          `kwheel index DIST -o SITE --link` into a new site, 2,000 wheels (--link: what a
-                nightly job on one ext4 filesystem runs; every kwheel run below passes it)
+  full          `kwheel index DIST -o SITE` into a new site, 2,000 wheels (the default placement: a
+                hard link of DIST's file on one ext4 filesystem, a reflink on btrfs/XFS)
   simple503     `simple503 -e -c` (pure Python, PEP 503 + PEP 658) over a copy of the same wheels,
                 from the pinned venv bench/setup-venv makes (.venv-bench, bench/requirements.txt)
   +8            the site of 1,992 wheels, then DIST with all 2,000 (one new kernel version's 8 builds)
@@ -158,12 +158,12 @@ def main() -> None:
         shutil.copytree(dist, s503, copy_function=os.link)
 
     res: dict[str, float] = {}
-    res["full_s"] = median_of(a.rounds, fresh, lambda: run([kw, "index", str(dist), "-o", str(site), "--link", "-q"]))
+    res["full_s"] = median_of(a.rounds, fresh, lambda: run([kw, "index", str(dist), "-o", str(site), "-q"]))
     if Path(a.simple503).exists():
         res["simple503_s"] = median_of(a.rounds, copy503, lambda: run([a.simple503, "-e", "-c", str(s503)]))
-    res["plus8_s"] = median_of(a.rounds, lambda: (fresh(), run([kw, "index", str(partial), "-o", str(site), "--link", "-q"])),
-                               lambda: run([kw, "index", str(dist), "-o", str(site), "--link", "-q"]))
-    res["nothing_new_s"] = median_of(a.rounds, lambda: None, lambda: run([kw, "index", str(dist), "-o", str(site), "--link", "-q"]))
+    res["plus8_s"] = median_of(a.rounds, lambda: (fresh(), run([kw, "index", str(partial), "-o", str(site), "-q"])),
+                               lambda: run([kw, "index", str(dist), "-o", str(site), "-q"]))
+    res["nothing_new_s"] = median_of(a.rounds, lambda: None, lambda: run([kw, "index", str(dist), "-o", str(site), "-q"]))
     if not a.no_rss:
         big = a.work / "dist-20k"
         if not (a.work / "dist-20k.done").exists():
@@ -179,14 +179,14 @@ def main() -> None:
         shutil.rmtree(site20, ignore_errors=True)
         pid = os.fork()
         if pid == 0:
-            os.execv(kw, [kw, "index", str(big), "-o", str(site20), "--link", "-q"])
+            os.execv(kw, [kw, "index", str(big), "-o", str(site20), "-q"])
         _, status, usage = os.wait4(pid, 0)
         if status != 0:
             sys.exit(f"the 20,000-wheel run failed ({status})")
         res["rss_20k_mib"] = usage.ru_maxrss / 1024
         res["wheels_20k"] = len(list(big.glob("*.whl")))
         t = time.perf_counter()
-        run([kw, "index", str(big), "-o", str(site20), "--link", "-q"])
+        run([kw, "index", str(big), "-o", str(site20), "-q"])
         res["nothing_new_20k_s"] = time.perf_counter() - t
     res["wheels"] = len(wheels)
     if "simple503_s" in res:

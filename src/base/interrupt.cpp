@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -35,9 +36,24 @@ Registry& registry() {
   return r;
 }
 
+// Held by DeferInterrupts; the cleanup takes it before anything else, and,
+// as the registry's, never gives it back.
+std::mutex& deferred() {
+  static std::mutex m;
+  return m;
+}
+
+// Set once a signal came: a section that deferred it does not go on past
+// its end, the cleanup ends the process there.
+std::atomic<bool> interrupted{false};
+
 void remove_with_siblings(const Watched& w) {
   std::error_code ec;
-  std::filesystem::remove_all(w.path, ec);
+  // Again while it is there: its owner may be removing it at the same time
+  // (a signal that waited for DeferInterrupts arrives as the run ends), and
+  // remove_all stops at the first entry that vanished under it.
+  for (int tries = 0; tries < 8 && std::filesystem::symlink_status(w.path, ec).type() != std::filesystem::file_type::not_found; ++tries)
+    std::filesystem::remove_all(w.path, ec);
   if (!w.suffixed_siblings) return;
   const std::string prefix = w.path.filename().string() + ".";
   for (auto it = std::filesystem::directory_iterator(w.path.parent_path(), ec); !ec && it != std::filesystem::directory_iterator();
@@ -55,6 +71,7 @@ sigset_t interrupt_set() {
 }
 
 [[noreturn]] void clean_up_and_die(int sig) {
+  deferred().lock();
   Registry& r = registry();
   r.mu.lock();
   // Children first: they may still be writing into the scratch removed next.
@@ -91,6 +108,7 @@ void install_interrupt_cleanup(std::string program) {
     int sig = 0;
     while (::sigwait(&set, &sig) != 0) {
     }
+    interrupted = true;
     clean_up_and_die(sig);
   }).detach();
 }
@@ -123,6 +141,16 @@ RemoveEmptyDirOnInterrupt::~RemoveEmptyDirOnInterrupt() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   r.created_dirs.erase(slot_);
+}
+
+DeferInterrupts::DeferInterrupts() { deferred().lock(); }
+
+DeferInterrupts::~DeferInterrupts() {
+  deferred().unlock();
+  // The cleanup now runs and ends the process; this thread waits for it
+  // rather than go on with a run the user stopped.
+  if (interrupted.load())
+    for (;;) ::pause();
 }
 
 KillOnInterrupt::KillOnInterrupt(pid_t pgid) {

@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace kwheel {
@@ -17,6 +20,17 @@ void note_wheel_read(const std::filesystem::path& wheel) {
   if (fd < 0) return;
   [[maybe_unused]] const ssize_t n = ::write(fd, line.data(), line.size());
   ::close(fd);
+}
+
+void interrupt_point(const char* point, bool then_wait) {
+  static const char* const at = std::getenv("KWHEEL_TEST_INTERRUPT_AT");
+  static std::atomic<bool> fired{false};
+  if (!at || std::strcmp(at, point) != 0 || fired.exchange(true)) return;
+  ::kill(::getpid(), SIGINT);
+  // Every thread blocks SIGINT (install_interrupt_cleanup): pause() returns
+  // for no signal, and the cleanup thread ends the process.
+  if (then_wait)
+    for (;;) ::pause();
 }
 
 }  // namespace kwheel

@@ -92,16 +92,16 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
   sub->add_flag("--no-variants", a->no_variants, "Stop writing the variant index");
   sub->add_option("-j,--jobs", a->jobs, "Threads reading new wheels (hash, RECORD, GPU code, signature); default: one per CPU")->type_name("N");
   sub->add_flag("--link", a->link,
-                "New wheels: a hard link of the wheel in DIST where the filesystem has no reflinks, instead of a copy (no bytes written; DIST's file "
-                "and the site's are then one file: docs/publishing.md says what that means)");
-  sub->add_flag("--copy", a->copy, "New wheels: always a copy, never a reflink or link (default: a reflink where the filesystem has them, else a copy)");
+                "The default, kept for scripts that pass it: new wheels are a reflink of the wheel in DIST, else a hard link of it (no bytes written; "
+                "DIST's file and the site's are then one file: docs/publishing.md says what that means), else, across filesystems, a copy");
+  sub->add_flag("--copy", a->copy, "New wheels: always a copy, never a reflink or a hard link of DIST's file");
   sub->add_flag("--no-wait", a->no_wait, "Fail at once (exit 7) when another kwheel index is updating the site, instead of waiting for it");
   add_signature_flags(sub, a->signatures, false);
   add_output_flags(sub, out);
   add_verbose_flag(sub, out, "List each unsigned wheel of the site on stderr (by default one line counts them)");
   add_examples(sub, {"kwheel index dist -o site                      # then serve site/, or pip install --index-url file://$PWD/site/simple",
                      "kwheel index dist -o site --title \"Acme kernels\" --base-url https://kernels.example.org/",
-                     "kwheel index dist -o site --link --no-wait      # nightly: adds tonight's wheels, reads none it holds; fails if another run holds it"});
+                     "kwheel index dist -o site --no-wait             # nightly: adds tonight's wheels, reads none it holds; fails if another run holds it"});
   sub->callback([a, &out, &exit_code] {
     check_output_dir("-o", a->out, "the site");
     SiteOptions o;
@@ -112,7 +112,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     if (a->variants || a->no_variants) o.variants = a->variants;
     o.jobs = a->jobs;
     if (a->copy && a->link) throw Error(ErrorKind::usage, "--copy and --link contradict each other; pass one");
-    o.placement = a->copy ? Placement::copy : a->link ? Placement::link : Placement::reflink_or_copy;
+    o.placement = a->copy ? Placement::copy : Placement::link;
     o.wait = !a->no_wait;
     o.progress = [&out](const std::string& line) { out.info(line); };
     // Their user:password@ is refused by build_site, which also checks the

@@ -11,6 +11,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/temp_dir.hpp"
+#include "kwheel/base/test_seam.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/base/unique_fd.hpp"
 #include "kwheel/base/url_userinfo.hpp"
@@ -27,7 +28,6 @@ namespace kwheel {
 namespace fs = std::filesystem;
 
 using site::Entry;
-using site::link_or_copy;
 using site::write_text;
 
 namespace {
@@ -45,10 +45,12 @@ bool variant_accepts(const LocalLabel& variant, const LocalLabel& wheel) {
   return b.starts_with(wheel.backend);
 }
 
-// ROOT/files: new wheels placed (reflink, hard link or copy: place_file)
-// with their METADATA, the site's own linked from the old site. A new
-// file's identity is what the next run checks it by.
-std::string write_files(const fs::path& root, std::map<std::string, Entry>& entries, Placement how) {
+// ROOT/files: the new wheels, placed (reflink, hard link or copy:
+// place_file) beside the METADATA staged as they were read; the site's own
+// files stay where they are (commit_in_place never touches SITE/files). A
+// new file's identity is what the next run checks it by: the rename into
+// SITE keeps it.
+std::string write_files(const fs::path& root, const fs::path& previous, std::map<std::string, Entry>& entries, Placement how) {
   // mkdtemp makes it 0700; a site is for serving: the usual umask'd mode.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -56,47 +58,56 @@ std::string write_files(const fs::path& root, std::map<std::string, Entry>& entr
   fs::create_directories(root / "files");
   std::string placed;
   for (auto& [name, e] : entries) {
+    if (!e.is_new) continue;
+    if (!previous.empty()) site::check_unrecorded(previous / "files" / name, e);
     const fs::path dest = root / "files" / name;
     const fs::path metadata = fs::path(dest) += ".metadata";
-    if (e.is_new) {
-      placed = site::placed_name(site::place_file(e.source, dest, how));
-      if (!e.metadata_staged) write_text(metadata, e.metadata);
-      e.identity = site::identity_of(dest);
-      e.metadata_identity = site::identity_of(metadata);
-    } else {
-      link_or_copy(e.source, dest);
-      link_or_copy(fs::path(e.source) += ".metadata", metadata);
-    }
+    placed = site::placed_name(site::place_file(e.source, dest, how));
+    if (!e.metadata_staged) write_text(metadata, e.metadata);
+    e.identity = site::identity_of(dest);
+    e.metadata_identity = site::identity_of(metadata);
   }
   return placed;
 }
 
+IndexFile index_file(const std::string& name, const Entry& e, const std::string& base, int depth_to_site) {
+  IndexFile f;
+  f.filename = name;
+  std::string prefix = base.empty() ? "" : base + "/";
+  if (base.empty())
+    for (int i = 0; i < depth_to_site; ++i) prefix += "../";
+  f.url = prefix + "files/" + encode_component(name);
+  f.sha256 = e.sha256;
+  f.requires_python = e.requires_python;
+  f.metadata_sha256 = e.metadata_sha256;
+  f.size = e.size;
+  f.version = e.version;
+  return f;
+}
+
 // One simple/ tree of the entries `accept` takes, linking to the site's
 // files/ `depth_to_site` levels up (or under `base`); returns its projects.
+// A stable project's pages are kept unrendered: its files are not even
+// listed (a nightly run of a site of thousands touches only tonight's).
 std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const site::PageSink& sink,
                                      const fs::path& simple_dir, int depth_to_site, const std::function<bool(const Entry&)>& accept) {
   std::map<std::string, std::vector<IndexFile>> projects;
   for (const auto& [name, e] : entries) {
     if (!accept(e)) continue;
-    IndexFile f;
-    f.filename = name;
-    std::string prefix = base.empty() ? "" : base + "/";
-    if (base.empty())
-      for (int i = 0; i < depth_to_site; ++i) prefix += "../";
-    f.url = prefix + "files/" + encode_component(name);
-    f.sha256 = e.sha256;
-    f.requires_python = e.requires_python;
-    f.metadata_sha256 = e.metadata_sha256;
-    f.size = e.size;
-    f.version = e.version;
-    projects[e.project].push_back(std::move(f));
+    auto& files = projects[e.project];
+    if (!sink.stable.count(e.project)) files.push_back(index_file(name, e, base, depth_to_site));
   }
   std::vector<std::string> names;
-  for (const auto& [project, files] : projects) {
+  for (auto& [project, files] : projects) {
     names.push_back(project);
-    if (sink.stable.count(project) && sink.keep(simple_dir / project / "index.html") && sink.keep(simple_dir / project / "index.json")) continue;
-    sink.write(simple_dir / project / "index.html", render_project_html(project, files));
-    sink.write(simple_dir / project / "index.json", render_project_json(project, files));
+    const fs::path html = simple_dir / project / "index.html", json = simple_dir / project / "index.json";
+    if (sink.stable.count(project)) {
+      if (sink.keep(html) && sink.keep(json)) continue;
+      for (const auto& [name, e] : entries)  // a stable project whose page is missing: written after all
+        if (e.project == project && accept(e)) files.push_back(index_file(name, e, base, depth_to_site));
+    }
+    sink.write(html, render_project_html(project, files));
+    sink.write(json, render_project_json(project, files));
   }
   sink.write(simple_dir / "index.html", render_root_html(names));
   sink.write(simple_dir / "index.json", render_root_json(names));
@@ -123,8 +134,9 @@ std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, cons
   }
   if (report.variant_index_on) {
     std::vector<VariantSource> sources;
-    for (const auto& [name, e] : entries) sources.push_back({name, sink.root / "files" / name, e.project, e.source});
-    report.variant_index = write_variant_indexes(sink.root, sources, base, sink.previous, reuse_variants);
+    // A new wheel is in this run's files/ so far; the site's own stay in SITE/files/.
+    for (const auto& [name, e] : entries) sources.push_back({name, (e.is_new ? sink.root / "files" / name : e.source), e.project, e.source});
+    report.variant_index = write_variant_indexes(sink, sources, base, reuse_variants);
   }
   return variants;
 }
@@ -276,10 +288,12 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   report.title = kept.title.value_or(kDefaultPageTitle);
   report.deps_index = kept.deps_index.value_or(kDefaultDepsIndex);
   report.variant_index_on = kept.variants.value_or(false);
-  // The new site, beside the old one, made when the first new wheel is
+  // What this run writes, beside the site, made when the first new wheel is
   // read: its METADATA goes there at once (memory stays one wheel's per
-  // thread). Named for its owner, removed if interrupted, and swept by the
-  // next run if this one is killed outright (temp_dir.hpp).
+  // thread). For a new site it is all of it; for an existing one only what
+  // changed, moved in by commit_in_place. Named for its owner, removed if
+  // interrupted, and swept by the next run if this one is killed outright
+  // (temp_dir.hpp).
   std::optional<TempDir> scratch;
   std::mutex scratch_mutex;
   auto scratch_root = [&] {
@@ -304,14 +318,16 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
     if (std::any_of(entries.begin(), entries.end(), [](const auto& kv) { return kv.second.rehashed; })) site::write_identities(site, entries);
     return report;
   }
-  const site::PageSink sink{scratch_root(), exists ? site : fs::path(), false, exists ? stable_projects(entries, before, kept) : std::set<std::string>{}};
-  report.placed = write_files(sink.root, entries, o.placement);
+  const site::PageSink sink{scratch_root(), exists ? site : fs::path(), exists ? stable_projects(entries, before, kept) : std::set<std::string>{}};
+  report.placed = write_files(sink.root, sink.previous, entries, o.placement);
   // The previous site's variant wheels are this kwheel's only when it wrote them.
   const fs::path reuse_variants = exists && before.kwheel_version == kept.kwheel_version ? site : fs::path();
   const auto variants = write_indexes(sink, entries, o, report, reuse_variants);
   write_matrix_pages(sink, entries, variants, o, report);
   site::write_manifest(sink.root, entries, kept);
-  site::swap_in(*scratch, site, exists);
+  interrupt_point("index-before-commit", true);
+  if (exists) site::commit_in_place(*scratch, site, *sink.produced);
+  else site::move_in_new_site(*scratch, site);
   site::write_identities(site, entries);
   return report;
 }

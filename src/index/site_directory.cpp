@@ -1,5 +1,6 @@
-// The site's directory: where --out points, its lock, the swap that puts a
-// new site in the old one's place, and the file writes the site is made of.
+// The site's directory: where --out points, its lock, the commit that puts
+// a new site in place or updates an old one in place, and the file writes
+// the site is made of.
 #include "kwheel/index/site_directory.hpp"
 
 #include <fcntl.h>
@@ -10,12 +11,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/interrupt.hpp"
+#include "kwheel/base/test_seam.hpp"
 #include "kwheel/index/simple_index.hpp"
 
 namespace kwheel::site {
@@ -78,14 +83,6 @@ void write_text(const fs::path& p, const std::string& content) {
   if (!out) throw Error(ErrorKind::io, "cannot write '" + p.string() + "': " + std::strerror(errno));
 }
 
-void link_or_copy(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::create_hard_link(from, to, ec);
-  if (!ec) return;
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (ec) throw Error(ErrorKind::io, "cannot copy '" + from.string() + "' to '" + to.string() + "': " + ec.message());
-}
-
 const char* placed_name(Placed p) {
   switch (p) {
     case Placed::reflink: return "reflink";
@@ -124,7 +121,7 @@ bool reflink(const fs::path& from, const fs::path& to) {
 }  // namespace
 
 Placed place_file(const fs::path& from, const fs::path& to, Placement how) {
-  if (how != Placement::copy && reflink(from, to)) return Placed::reflink;
+  if (how == Placement::link && reflink(from, to)) return Placed::reflink;
   if (how == Placement::link && ::link(from.c_str(), to.c_str()) == 0) return Placed::hard_link;
   std::error_code ec;
   fs::copy_file(from, to, ec);
@@ -133,16 +130,15 @@ Placed place_file(const fs::path& from, const fs::path& to, Placement how) {
 }
 
 bool PageSink::keep(const fs::path& rel) const {
-  if (dry || previous.empty()) return false;
-  const fs::path dest = root / rel;
-  std::error_code ec;
-  fs::create_directories(dest.parent_path(), ec);
-  return ::link((previous / rel).c_str(), dest.c_str()) == 0;
+  if (previous.empty()) return false;
+  struct stat st {};
+  if (::stat((previous / rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  note(rel);
+  return true;
 }
 
 void PageSink::write(const fs::path& rel, const std::string& content) const {
-  if (dry) return;
-  const fs::path dest = root / rel;
+  note(rel);
   if (!previous.empty()) {
     const fs::path old = previous / rel;
     struct stat st {};
@@ -152,36 +148,78 @@ void PageSink::write(const fs::path& rel, const std::string& content) const {
       std::ifstream in(old, std::ios::binary);
       std::string bytes(content.size(), '\0');
       in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      if (in && bytes == content) {
-        std::error_code ec;
-        fs::create_directories(dest.parent_path(), ec);
-        if (::link(old.c_str(), dest.c_str()) == 0) return;
-      }
+      if (in && bytes == content) return;
     }
   }
-  write_text(dest, content);
+  write_text(root / rel, content);
 }
 
-// The new site (scratch) takes SITE's place; `scratch` is left holding what
-// is to be removed: the old site, or nothing.
-void swap_in(TempDir& scratch, const fs::path& site, bool exists) {
-  const std::string tmpl = scratch.path().string();
-  const fs::path root = scratch.path();
-  if (!exists) {
-    if (::rename(root.c_str(), site.c_str()) != 0)
-      throw Error(ErrorKind::io, "cannot move the new site to '" + site.string() + "': " + std::strerror(errno));
-    scratch.release();
-  } else if (::renameat2(AT_FDCWD, root.c_str(), AT_FDCWD, site.c_str(), RENAME_EXCHANGE) == 0) {
-    // `root` now names the old site; `scratch` removes it.
-  } else if (errno == EINVAL || errno == ENOSYS) {
-    // No atomic exchange on this filesystem: two renames, a moment without SITE.
-    const fs::path old = fs::path(tmpl + ".old");
-    if (::rename(site.c_str(), old.c_str()) != 0 || ::rename(root.c_str(), site.c_str()) != 0)
-      throw Error(ErrorKind::io, "cannot swap the new site into '" + site.string() + "': " + std::strerror(errno));
-    scratch.reset_to(old);
-  } else {
-    throw Error(ErrorKind::io, "cannot swap the new site into '" + site.string() + "': " + std::strerror(errno));
+void move_in_new_site(TempDir& scratch, const fs::path& site) {
+  if (::rename(scratch.path().c_str(), site.c_str()) != 0)
+    throw Error(ErrorKind::io, "cannot move the new site to '" + site.string() + "': " + std::strerror(errno));
+  scratch.release();
+}
+
+namespace {
+
+// What `dir` holds below it, as paths relative to `top`; `skip` (relative
+// to `top`) is not entered.
+void walk(const fs::path& top, const fs::path& rel, const std::string& skip, std::vector<std::string>& files, std::vector<std::string>& dirs) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(top / rel, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::path r = rel / it->path().filename();
+    const std::string name = r.generic_string();
+    if (name == skip) continue;
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      dirs.push_back(name);
+      walk(top, r, skip, files, dirs);
+    } else {
+      files.push_back(name);
+    }
   }
+}
+
+// The order a reader never sees a page naming a file that is not there
+// yet: files first (wheels, their .metadata, variant wheels), pages next,
+// the manifest (what the next run trusts) last.
+int commit_rank(const std::string& rel) {
+  if (rel == "kwheel-index.json") return 2;
+  if (rel.starts_with("files/") || rel.find("/files/") != std::string::npos) return 0;
+  return 1;
+}
+
+void rename_into(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::create_directories(to.parent_path(), ec);
+  if (::rename(from.c_str(), to.c_str()) != 0)
+    throw Error(ErrorKind::io, "cannot move '" + from.string() + "' into the site as '" + to.string() + "': " + std::strerror(errno) +
+                                   "; the site serves what it did before this file, and the next run completes it");
+}
+
+}  // namespace
+
+void commit_in_place(const TempDir& scratch, const fs::path& site, const std::set<std::string>& produced) {
+  std::vector<std::string> written, dirs;
+  walk(scratch.path(), "", "", written, dirs);
+  std::stable_sort(written.begin(), written.end(), [](const std::string& a, const std::string& b) { return commit_rank(a) < commit_rank(b); });
+  // Everything of the previous site but its files/, to remove what this
+  // run no longer produces (a sub-index of --no-variants).
+  std::vector<std::string> old_files, old_dirs;
+  walk(site, "", "files", old_files, old_dirs);
+  const DeferInterrupts hold;
+  for (const auto& rel : written) {
+    // A Ctrl-C here waits for the last rename (tests/integration/test_index_update.py).
+    if (commit_rank(rel) == 1) interrupt_point("index-commit", false);
+    rename_into(scratch.path() / rel, site / rel);
+  }
+  std::error_code ec;
+  const std::set<std::string> moved(written.begin(), written.end());
+  for (const auto& rel : old_files)
+    if (!produced.count(rel) && !moved.count(rel)) fs::remove(site / rel, ec);
+  // Deepest first: a directory emptied by the removals above goes too.
+  std::sort(old_dirs.begin(), old_dirs.end(), std::greater<>());
+  for (const auto& rel : old_dirs)
+    if (fs::is_empty(site / rel, ec)) fs::remove(site / rel, ec);
 }
 
 }  // namespace kwheel::site

@@ -250,6 +250,15 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
   return entries;
 }
 
+void check_unrecorded(const fs::path& served, const Entry& e) {
+  if (!identity_of(served)) return;
+  note_wheel_read(served);
+  if (sha256_file_hex(served) == e.sha256) return;
+  throw Error(ErrorKind::input, "'" + served.string() + "' is in the site though its manifest lists no such file (a run stopped part-way left it) and " +
+                                    "holds other bytes than '" + e.source.string() + "'; its pages may have served it: publish a new version, or remove " +
+                                    "the file if no one installed it");
+}
+
 void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
                 SiteReport& report, const std::function<void(Entry&)>& stage) {
   // A wheel whose file is the one the site indexed (the site's own file,

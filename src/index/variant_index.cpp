@@ -1,10 +1,9 @@
 #include "kwheel/index/variant_index.hpp"
 
-#include <unistd.h>
-
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "kwheel/base/digest.hpp"
@@ -122,49 +121,54 @@ struct ReleaseKey {  // one project version of one torch's index
 
 class Writer {
  public:
-  Writer(const fs::path& root, const fs::path& previous, const fs::path& reuse, std::string base)
-      : files_(root / kVariantsDir / "files"), root_(root), reuse_(reuse), base_(std::move(base)), sink_{root, previous, false, {}} {}
+  Writer(const site::PageSink& sink, const fs::path& reuse, std::string base)
+      : files_(sink.root / kVariantsDir / "files"), reuse_(reuse), base_(std::move(base)), sink_(sink) {}
 
   void add(const Candidate& c, VariantIndexReport& report);
   void finish(VariantIndexReport& report);
 
  private:
   IndexFile written_file(const fs::path& file, const std::string& version) const;
-  std::optional<std::string> reused(const fs::path& out) const;
-  fs::path files_, root_, reuse_;
+  IndexFile url_of(const std::string& filename, const std::string& version) const;
+  std::optional<std::pair<std::string, fs::path>> reused(const std::string& filename) const;
+  fs::path files_, reuse_;
   std::string base_;
-  site::PageSink sink_;
+  const site::PageSink& sink_;
+  std::set<std::string> taken_;  // the variant wheels' names so far: two builds may make one
   std::map<ReleaseKey, std::map<std::string, VariantProperties>> releases_;
   std::map<ReleaseKey, std::vector<IndexFile>> pages_;
 };
 
-IndexFile Writer::written_file(const fs::path& file, const std::string& version) const {
+IndexFile Writer::url_of(const std::string& filename, const std::string& version) const {
   IndexFile f;
-  f.filename = file.filename().string();
+  f.filename = filename;
   f.url = (base_.empty() ? "../../../files/" : base_ + "/" + std::string(kVariantsDir) + "/files/") + encode_component(f.filename);
-  f.sha256 = sha256_file_hex(file);
-  f.size = fs::file_size(file);
   f.version = version;
   return f;
 }
 
-// The previous site's variant wheel of this name, hard-linked with its
-// .metadata (whose bytes are returned): a variant wheel is a function of its
-// build's bytes, which never change under one name, and of kwheel's version,
-// which build_site checks before it names a previous site (`reuse`).
-std::optional<std::string> Writer::reused(const fs::path& out) const {
+IndexFile Writer::written_file(const fs::path& file, const std::string& version) const {
+  IndexFile f = url_of(file.filename().string(), version);
+  f.sha256 = sha256_file_hex(file);
+  f.size = fs::file_size(file);
+  return f;
+}
+
+// The site's variant wheel of this name, kept where it is, with the bytes
+// of its .metadata: a variant wheel is a function of its build's bytes,
+// which never change under one name, and of kwheel's version, which
+// build_site checks before it names the site (`reuse`).
+std::optional<std::pair<std::string, fs::path>> Writer::reused(const std::string& filename) const {
   if (reuse_.empty()) return std::nullopt;
-  const fs::path old = reuse_ / kVariantsDir / "files" / out.filename();
-  const fs::path old_metadata = fs::path(old) += ".metadata", metadata = fs::path(out) += ".metadata";
-  std::ifstream in(old_metadata, std::ios::binary);
+  const fs::path rel = fs::path(kVariantsDir) / "files" / filename;
+  const fs::path old = reuse_ / rel;
+  std::ifstream in(fs::path(old) += ".metadata", std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  if (!in || ::link(old.c_str(), out.c_str()) != 0) return std::nullopt;
-  if (::link(old_metadata.c_str(), metadata.c_str()) != 0) {
-    ::unlink(out.c_str());
-    return std::nullopt;
-  }
-  return bytes.str();
+  if (!in || !fs::is_regular_file(old)) return std::nullopt;
+  sink_.note(rel);
+  sink_.note(fs::path(rel) += ".metadata");
+  return std::make_pair(bytes.str(), old);
 }
 
 void Writer::add(const Candidate& c, VariantIndexReport& report) {
@@ -173,15 +177,15 @@ void Writer::add(const Candidate& c, VariantIndexReport& report) {
   // stage_relabelled's and relabelled_metadata's errors name `given` themselves.
   VariantRelabel relabel{c.version, c.label, render_variants_json(variants_json({{c.label, c.properties}})), c.source->given.string()};
   const fs::path out = files_ / relabelled_filename(wheel, relabel);
-  if (fs::exists(out)) {
+  if (!taken_.insert(out.filename().string()).second) {
     report.left_out.push_back({c.source->filename, "the same variant as another build (" + out.filename().string() + ")"});
     return;
   }
   std::string metadata;
   IndexFile f;
-  if (auto kept = reused(out)) {
-    metadata = std::move(*kept);
-    f = written_file(out, c.version);
+  if (auto kept = reused(out.filename().string())) {
+    metadata = std::move(kept->first);
+    f = written_file(kept->second, c.version);
   } else {
     StagedWheel staged = stage_relabelled(wheel, relabel, files_, WriteOptions{});
     metadata = relabelled_metadata(wheel, relabel);
@@ -201,9 +205,12 @@ void Writer::add(const Candidate& c, VariantIndexReport& report) {
 void Writer::finish(VariantIndexReport& report) {
   std::map<std::string, std::map<std::string, std::vector<IndexFile>>> indexes;  // torch -> project -> files
   for (auto& [r, files] : pages_) {
-    const fs::path json = files_ / variants_json_filename(r.project, r.version);
-    site::write_text(json, render_variants_json(variants_json(releases_[r])));
-    files.push_back(written_file(json, r.version));
+    const std::string name = variants_json_filename(r.project, r.version), json = render_variants_json(variants_json(releases_[r]));
+    sink_.write(fs::path(kVariantsDir) / "files" / name, json);
+    IndexFile f = url_of(name, r.version);
+    f.sha256 = sha256_hex(json);
+    f.size = json.size();
+    files.push_back(std::move(f));
     auto& page = indexes[r.torch][r.project];
     page.insert(page.end(), files.begin(), files.end());
   }
@@ -226,8 +233,8 @@ void Writer::finish(VariantIndexReport& report) {
 
 std::string variant_index_name(const std::string& torch) { return std::string(kVariantsDir) + "/torch" + torch; }
 
-VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector<VariantSource>& wheels, const std::string& base_url,
-                                         const fs::path& previous, const fs::path& reuse) {
+VariantIndexReport write_variant_indexes(const site::PageSink& sink, const std::vector<VariantSource>& wheels, const std::string& base_url,
+                                         const fs::path& reuse) {
   VariantIndexReport report;
   std::vector<Candidate> candidates;
   for (const auto& s : wheels) {
@@ -238,7 +245,7 @@ VariantIndexReport write_variant_indexes(const fs::path& root, const std::vector
   // Where two builds would be the same variant wheel, the one built for the
   // newer CUDA (the later filename) is kept.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.source->filename > b.source->filename; });
-  Writer writer(root, previous, reuse, base_url);
+  Writer writer(sink, reuse, base_url);
   for (const auto& c : candidates) writer.add(c, report);
   writer.finish(report);
   return report;

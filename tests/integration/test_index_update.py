@@ -1,9 +1,9 @@
 """`kwheel index DIST -o SITE` on a site that already holds most of DIST, as a nightly job runs it:
 the wheels the site holds are not read again (counted through the KWHEEL_TEST_OPEN_LOG seam,
 which appends every wheel kwheel opens or hashes to a file), the pages whose bytes did not change
-keep their file and mtime, the site's files are the previous site's (hard links) and, with --link,
-DIST's (each link serves the bytes its page's sha256 names; by default DIST and the site share no
-file), a changed wheel under a published name is refused, and
+keep their file and mtime, the site's files are never rewritten and, by default, links of DIST's
+(each link serves the bytes its page's sha256 names; with --copy DIST and the site share no file),
+a changed wheel under a published name is refused, and
 a second run on the same site waits for the first (or, with --no-wait, fails in one line).
 
 The wheels are real `kwheel build` outputs of kernel repos on disk (tests/hub/kernel_repos, a CUDA
@@ -18,7 +18,9 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -152,7 +154,7 @@ def served_links(site: Path) -> list[tuple[str, str]]:
 def test_site_files_are_links_and_each_serves_the_bytes_its_page_names(kwheel_bin, corpus, tmp_path):
     site = tmp_path / "site"
     dist = dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"])
-    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--link", "--json")
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json")
     assert r.returncode == 0, r.stderr
     placed = json.loads(r.stdout)["placed"]
     for w in dist.iterdir():
@@ -172,16 +174,38 @@ def test_site_files_are_links_and_each_serves_the_bytes_its_page_names(kwheel_bi
     assert {n: i for n, i in ((p.name, p.stat().st_ino) for p in (site / "files").iterdir()) if n in inodes} == inodes
 
 
-def test_by_default_dist_and_the_site_share_no_file(kwheel_bin, corpus, tmp_path):
-    """Without --link, a write into DIST's file in place cannot reach the site: a reflink or a copy."""
+def test_with_copy_dist_and_the_site_share_no_file(kwheel_bin, corpus, tmp_path):
+    """--copy: a write into DIST's file in place cannot reach the site."""
+    site = tmp_path / "site"
+    dist = dist_of(tmp_path, corpus["relu-0.1.0"])
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--copy", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["placed"] == "copy"
+    for w in dist.iterdir():
+        assert not os.path.samefile(w, site / "files" / w.name)
+        assert (site / "files" / w.name).read_bytes() == w.read_bytes()
+
+
+def test_by_default_the_site_links_dist_and_never_rewrites_a_file_it_holds(kwheel_bin, corpus, tmp_path):
+    """No flag: each new site file is a link of DIST's (hard, on ext4; a reflink where the
+    filesystem has them), and an update adds files beside the site's own, whose inodes and
+    mtimes stay as they were (the site is updated in place, not rebuilt)."""
     site = tmp_path / "site"
     dist = dist_of(tmp_path, corpus["relu-0.1.0"])
     r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["placed"] in ("reflink", "copy")
+    placed = json.loads(r.stdout)["placed"]
+    assert placed in ("hard link", "reflink"), placed
     for w in dist.iterdir():
-        assert not os.path.samefile(w, site / "files" / w.name)
-        assert (site / "files" / w.name).read_bytes() == w.read_bytes()
+        assert os.path.samefile(w, site / "files" / w.name) == (placed == "hard link"), w.name
+    before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (site / "files").iterdir()}
+    site_inode = site.stat().st_ino
+    r = kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["gelu-1.0.0"], name="more"), "-o", site, "-q")
+    assert r.returncode == 0, r.stderr
+    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (site / "files").iterdir()}
+    assert {n: v for n, v in after.items() if n in before} == before
+    assert set(after) - set(before) == {n for w in corpus["gelu-1.0.0"] for n in (w.name, w.name + ".metadata")}
+    assert site.stat().st_ino == site_inode
 
 
 def tree(site: Path) -> dict[str, bytes]:
@@ -204,14 +228,14 @@ def test_a_changed_wheel_under_a_published_name_is_refused(kwheel_bin, corpus, t
 
 
 def test_a_served_file_changed_in_place_is_found(kwheel_bin, corpus, tmp_path):
-    """What --link means: bytes written into DIST's file in place (not kwheel's temp name and
+    """What the default link means: bytes written into DIST's file in place (not kwheel's temp name and
     rename) are the site's file too; the next run finds it changed and says so."""
     site = tmp_path / "site"
     dist = tmp_path / "dist"
     dist.mkdir()
     for w in corpus["relu-0.1.0"]:
         shutil.copy(w, dist / w.name)  # DIST's own files, which this test may overwrite
-    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--link", "--json")
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json")
     assert r.returncode == 0, r.stderr
     if json.loads(r.stdout)["placed"] != "hard link":
         pytest.skip("the site's files are not hard links here")
@@ -282,3 +306,74 @@ def test_variants_derive_only_new_builds(kwheel_bin, corpus, tmp_path):
     for name in now:  # every variant wheel the page links is the bytes its sha256 names
         page = next(site.glob("variants/torch*/simple/relu/index.html")).read_text()
         assert name.replace("+", "%2B") in page or name in page
+
+
+def state(site: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every file of SITE as a reader and a cache see it: bytes, inode, mtime."""
+    return {str(p.relative_to(site)): (p.read_bytes(), p.stat().st_ino, p.stat().st_mtime_ns) for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def leftovers(site: Path) -> list[str]:
+    return sorted(p.name for p in site.parent.iterdir() if p.name.startswith(f".{site.name}.kwheel-new"))
+
+
+def test_ctrl_c_before_the_commit_leaves_the_previous_site_as_it_was(kwheel_bin, corpus, tmp_path):
+    """SIGINT once tonight's files and pages are written beside the site (the seam sends it at
+    that step): the run dies of it, the site is the previous one, file for file, inode for inode,
+    and nothing is left beside it; the next run adds the wheels."""
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"]), "-o", site, "-q").returncode == 0
+    before = state(site)
+    dist = dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"], corpus["gelu-1.0.0"], name="tonight")
+    r = subprocess.run([str(kwheel_bin), "index", str(dist), "-o", str(site)], capture_output=True, text=True, timeout=300,
+                       env=clean_env(KWHEEL_TEST_INTERRUPT_AT="index-before-commit"))
+    assert r.returncode == -signal.SIGINT, r.stdout + r.stderr
+    assert r.stderr.strip().endswith("interrupted"), r.stderr
+    assert state(site) == before
+    assert leftovers(site) == []
+    assert kwheel(kwheel_bin, "index", dist, "-o", site, "-q").returncode == 0
+    fresh = tmp_path / "fresh"
+    assert kwheel(kwheel_bin, "index", dist, "-o", fresh, "-q").returncode == 0
+    assert tree(site) == tree(fresh)
+
+
+def test_ctrl_c_during_the_commit_waits_for_it_to_finish(kwheel_bin, corpus, tmp_path):
+    """SIGINT while the changed pages are being renamed into place: the renames finish first, so
+    the site is tonight's whole (as a run from scratch writes it), never half of each."""
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"]), "-o", site, "-q").returncode == 0
+    dist = dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"], corpus["gelu-1.0.0"], name="tonight")
+    r = subprocess.run([str(kwheel_bin), "index", str(dist), "-o", str(site)], capture_output=True, text=True, timeout=300,
+                       env=clean_env(KWHEEL_TEST_INTERRUPT_AT="index-commit"))
+    assert r.returncode == -signal.SIGINT, r.stdout + r.stderr
+    fresh = tmp_path / "fresh"
+    assert kwheel(kwheel_bin, "index", dist, "-o", fresh, "-q").returncode == 0
+    assert tree(site) == tree(fresh)
+    assert leftovers(site) == []
+    log = tmp_path / "opened.log"
+    r = kwheel(kwheel_bin, "index", dist, "-o", site, "--json", log=log)
+    assert r.returncode == 0 and json.loads(r.stdout)["added"] == [], r.stdout + r.stderr
+
+
+def test_a_write_that_fails_mid_run_leaves_the_previous_site_as_it_was(kwheel_bin, corpus, tmp_path):
+    """A full disk, as the kernel reports it to a writer: RLIMIT_FSIZE makes every write past 2 KiB
+    fail (EFBIG) while tonight's wheels are copied. One line names the file, and the site is
+    the previous one."""
+    site = tmp_path / "site"
+    assert kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"]), "-o", site, "-q").returncode == 0
+    before = state(site)
+    dist = dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"], name="tonight")
+    assert min(w.stat().st_size for w in corpus["relu-0.2.0"]) > 2048
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails instead of killing the writer
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+    r = subprocess.run([str(kwheel_bin), "index", str(dist), "-o", str(site), "--copy"], capture_output=True, text=True, timeout=300,
+                       env=clean_env(), preexec_fn=small_disk)
+    assert r.returncode == IO, r.stdout + r.stderr
+    (line,) = r.stderr.splitlines()
+    # libstdc++'s copy_file reports the failed sendfile as EIO, not EFBIG.
+    assert line.startswith("kwheel: error: cannot copy") and "relu-0.2.0" in line, line
+    assert state(site) == before
+    assert leftovers(site) == []

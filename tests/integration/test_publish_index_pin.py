@@ -1000,9 +1000,11 @@ def test_version_ordering_torch_2_10_above_2_9(work, syn_wheels):
 
 def test_rerun_updates_atomically_keeps_wheels_and_is_reproducible(work, cpu_wheel, syn_wheels):
     a, b = work / "site-a", work / "site-b"
-    assert kwheel("index", cpu_wheel, syn_wheels["torch2.7.cu126"], "--out", a).returncode == 0
+    # --copy: this test later writes into a served file in place, which must not reach the
+    # module's cpu_wheel (by default the site's file is a hard link of it).
+    assert kwheel("index", cpu_wheel, syn_wheels["torch2.7.cu126"], "--out", a, "--copy").returncode == 0
     before = (a / "simple" / "img2gray" / "index.html").read_bytes()
-    old_inode = a.stat().st_ino
+    old_inode, old_page_inode = a.stat().st_ino, (a / "simple" / "img2gray" / "index.html").stat().st_ino
 
     # Readers during the update see the old page or the new one, never nothing.
     seen, errors, stop_reading = set(), [], threading.Event()
@@ -1024,7 +1026,8 @@ def test_rerun_updates_atomically_keeps_wheels_and_is_reproducible(work, cpu_whe
     assert p.returncode == 0, p.stderr
     after = (a / "simple" / "img2gray" / "index.html").read_bytes()
     assert errors == [] and seen <= {before, after}
-    assert a.stat().st_ino != old_inode  # a new tree was swapped in
+    # Updated in place: the directory stays, the changed page is a new file renamed over the old.
+    assert a.stat().st_ino == old_inode and (a / "simple" / "img2gray" / "index.html").stat().st_ino != old_page_inode
     assert sorted(report["kept"]) == sorted([cpu_wheel.name, syn_wheels["torch2.7.cu126"].name])
     assert sorted(report["added"]) == sorted([syn_wheels["torch2.9.cu130"].name, syn_wheels[""].name])
     assert not [p for p in a.parent.iterdir() if p.name.startswith(".site-a.kwheel-new")]

@@ -52,6 +52,18 @@ class RemoveEmptyDirOnInterrupt {
   int slot_ = -1;
 };
 
+// While alive, an interrupt waits: the cleanup (and the death) comes once
+// it is gone, and the thread that held it goes no further. For a short run
+// of renames that must not stop half-way (index's commit of an updated
+// site); nothing slow may run under it.
+class DeferInterrupts {
+ public:
+  DeferInterrupts();
+  ~DeferInterrupts();
+  DeferInterrupts(const DeferInterrupts&) = delete;
+  DeferInterrupts& operator=(const DeferInterrupts&) = delete;
+};
+
 // While alive, the process group `pgid` is sent SIGKILL if kwheel is
 // interrupted: children run in their own group (so a timeout kills their
 // children too), and the terminal's Ctrl-C therefore never reaches them.

@@ -32,9 +32,8 @@ namespace kwheel {
 
 // How a new wheel gets into SITE/files/ (site_directory.hpp's place_file).
 enum class Placement {
-  reflink_or_copy,  // the default: DIST's file and the site's never share an inode
-  link,             // --link: a hard link of DIST's file where there are no reflinks
-  copy,             // --copy: always a copy
+  link,  // the default: a reflink of DIST's file, else a hard link of it, else (another filesystem) a copy
+  copy,  // --copy: always a copy, so that DIST's file and the site's never share an inode
 };
 
 struct SiteOptions {
@@ -54,10 +53,10 @@ struct SiteOptions {
   // manifest as the title is, so nullopt keeps the site's choice.
   std::optional<bool> variants;
   unsigned jobs = 0;   // threads reading wheels (--jobs); 0: one per CPU
-  // New wheels: a reflink of DIST's file, else a copy (the default), or a
-  // hard link of it (--link), or always a copy (--copy): site_directory.hpp.
-  // The site's own wheels are hard links of the previous site's in any case.
-  Placement placement = Placement::reflink_or_copy;
+  // New wheels: a reflink of DIST's file, else a hard link of it, else a
+  // copy (the default), or always a copy (--copy): site_directory.hpp. The
+  // site's own files are never touched again (updated in place).
+  Placement placement = Placement::link;
   bool wait = true;    // another run holds the site: wait for it (false: --no-wait fails)
   // One line for people while waiting for another run (stderr); may be empty.
   std::function<void(const std::string&)> progress;

@@ -4,6 +4,7 @@
 // site in the old one's place, and the file writes a site is made of.
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -29,44 +30,53 @@ void check_site_name(const std::filesystem::path& site, const SiteOptions& o);
 // lock and the fix.
 UniqueFd lock_site(const std::filesystem::path& site, bool wait = true, const std::function<void(const std::string&)>& waiting = {});
 
-// The new site (scratch) takes SITE's place in one rename where the
-// filesystem can exchange; `scratch` is left holding what is to be removed:
-// the old site, or nothing.
-void swap_in(TempDir& scratch, const std::filesystem::path& site, bool exists);
+// A new site (SITE did not exist): `scratch`, which holds all of it,
+// becomes SITE in one rename.
+void move_in_new_site(TempDir& scratch, const std::filesystem::path& site);
+
+// An existing site updated in place: `scratch` holds only what this run
+// wrote (new files, changed pages, the manifest) at their paths below SITE.
+// New files go in first (no page names them yet), then each changed page
+// (a rename over the old one: a reader sees one or the other, whole), the
+// manifest last; then pages of SITE that this run did not produce (written
+// or kept: `produced`) are removed, as are directories that leaves empty.
+// SITE/files/ is never walked: its files are never removed or replaced.
+// Runs with interrupts deferred: Ctrl-C waits for the renames to end.
+void commit_in_place(const TempDir& scratch, const std::filesystem::path& site, const std::set<std::string>& produced);
 
 // Creates the parent directories; throws Error(io) naming the file.
 void write_text(const std::filesystem::path& p, const std::string& content);
-// A hard link where the filesystem allows (the site's old wheels are not
-// copied on every run), else a copy.
-void link_or_copy(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // How a wheel's bytes got into the site.
 enum class Placed { reflink, hard_link, copy };
 const char* placed_name(Placed p);
 
 // A new file of the site with `from`'s bytes at `to` (which must not
-// exist): a reflink (its own inode, sharing the blocks: a later write to
-// `from` does not reach it), else, with Placement::link, a hard link (the
-// same inode), else a copy (another filesystem, or Placement::copy).
-// Throws Error(io) naming both.
+// exist): with Placement::link, a reflink (its own inode, sharing the
+// blocks: a later write to `from` does not reach it), else a hard link (the
+// same inode), else a copy (another filesystem); with Placement::copy, a
+// copy. Throws Error(io) naming both.
 Placed place_file(const std::filesystem::path& from, const std::filesystem::path& to, Placement how);
 
 // Where the pages of the site being built go. write(REL, content) puts
-// ROOT/REL; when the previous site holds the same bytes at PREVIOUS/REL,
-// that file is linked instead, so a page whose content did not change keeps
-// its inode and mtime (web caches and rsync see nothing new). `previous` ""
-// (a new site) always writes; `dry` writes nothing (a run that only renders
-// what it reports).
+// ROOT/REL, unless PREVIOUS (the site being updated in place) holds the
+// same bytes at REL: then nothing is written, and the page keeps its inode
+// and mtime (web caches and rsync see nothing new). `previous` "" (a new
+// site) always writes. Every REL the new site has, written or kept, is
+// recorded in `produced`, for commit_in_place.
 struct PageSink {
   std::filesystem::path root, previous;
-  bool dry = false;
   // Projects whose pages are as the previous site has them (no wheel joined
-  // and every setting the same): keep() links those pages without rendering.
+  // and every setting the same): keep() keeps those pages without rendering.
   std::set<std::string> stable;
+  std::shared_ptr<std::set<std::string>> produced = std::make_shared<std::set<std::string>>();
   void write(const std::filesystem::path& rel, const std::string& content) const;
-  // Links PREVIOUS/REL as ROOT/REL; false (nothing done) when there is no
-  // such page, or no previous site.
+  // Keeps PREVIOUS/REL as it is; false (nothing done) when there is no such
+  // page, or no previous site.
   bool keep(const std::filesystem::path& rel) const;
+  // REL is the new site's without a write through the sink (a variant wheel
+  // kept from the previous site).
+  void note(const std::filesystem::path& rel) const { produced->insert(rel.generic_string()); }
 };
 
 }  // namespace kwheel::site

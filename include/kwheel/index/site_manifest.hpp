@@ -72,6 +72,13 @@ struct KeptSettings {
 // served file whose bytes changed since it was indexed.
 std::map<std::string, Entry> read_site(const std::filesystem::path& site, KeptSettings& kept, const SiteOptions& o);
 
+// A new wheel's name already in SITE/files/ though the manifest lists no
+// such file: a run stopped part-way through its commit (kill -9, power
+// loss) left it, and its pages may name it. The same bytes are fine (the
+// commit puts the same file there again); others are refused
+// (Error(input)), as a changed wheel under a published name is.
+void check_unrecorded(const std::filesystem::path& served, const Entry& e);
+
 // The given wheels join `entries`; the report says which were added, which
 // were already there with the same bytes, and which were kept untouched.
 // `stage` is called (on the reading thread) for each wheel read, to write

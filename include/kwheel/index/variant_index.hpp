@@ -16,6 +16,10 @@
 
 #include "kwheel/packaging/wheel_variant.hpp"
 
+namespace kwheel::site {
+struct PageSink;
+}
+
 namespace kwheel {
 
 inline constexpr std::string_view kVariantsDir = "variants";
@@ -55,16 +59,15 @@ struct VariantIndexReport {
   std::vector<VariantLeftOut> left_out;
 };
 
-// Writes the variant indexes of `wheels` under `root` (a site being built);
-// `base_url` as for the site's pages ("" for relative links); a page that
-// `previous` (the site it replaces) holds byte for byte is linked from there
-// (site_directory.hpp's PageSink). A variant wheel `reuse` (the previous
-// site, when the same kwheel wrote it) holds under its name is linked from
-// there, not derived again: only new builds' variant wheels are written. A wheel that
+// Writes the variant indexes of `wheels` through `sink` (its root: what
+// this run writes; a page its previous site holds byte for byte is kept
+// there: site_directory.hpp's PageSink); `base_url` as for the site's pages
+// ("" for relative links). A variant wheel `reuse` (the site being updated,
+// when the same kwheel wrote it) holds under its name is kept there, not
+// derived again: only new builds' variant wheels are written. A wheel that
 // cannot be read or re-labelled is an Error naming its `given` path, the
 // reason and the fix (the site is then left as it was: build_site).
-VariantIndexReport write_variant_indexes(const std::filesystem::path& root, const std::vector<VariantSource>& wheels,
-                                         const std::string& base_url, const std::filesystem::path& previous = {},
+VariantIndexReport write_variant_indexes(const site::PageSink& sink, const std::vector<VariantSource>& wheels, const std::string& base_url,
                                          const std::filesystem::path& reuse = {});
 
 // "variants/torch2.11" for the torch version "2.11": the index is its
