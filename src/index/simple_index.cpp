@@ -135,7 +135,8 @@ std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, cons
   if (report.variant_index_on) {
     std::vector<VariantSource> sources;
     // A new wheel is in this run's files/ so far; the site's own stay in SITE/files/.
-    for (const auto& [name, e] : entries) sources.push_back({name, (e.is_new ? sink.root / "files" / name : e.source), e.project, e.source});
+    for (const auto& [name, e] : entries)
+      sources.push_back({name, (e.is_new ? sink.root / "files" / name : e.source), e.project, e.source, e.variant ? &*e.variant : nullptr});
     report.variant_index = write_variant_indexes(sink, sources, base, reuse_variants);
   }
   return variants;
@@ -324,6 +325,7 @@ SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o)
   const fs::path reuse_variants = exists && before.kwheel_version == kept.kwheel_version ? site : fs::path();
   const auto variants = write_indexes(sink, entries, o, report, reuse_variants);
   write_matrix_pages(sink, entries, variants, o, report);
+  if (report.variant_index_on) site::record_variants(report.variant_index, entries);
   site::write_manifest(sink.root, entries, kept);
   interrupt_point("index-before-commit", true);
   if (exists) site::commit_in_place(*scratch, site, *sink.produced);

@@ -47,6 +47,15 @@ SignatureStanding standing_of(const std::string& s) {
   return SignatureStanding::none;
 }
 
+json variant_json(const RecordedVariant& v) {
+  if (!v.wheel) return {{"left_out", v.left_out}};
+  const VariantWheel& w = *v.wheel;
+  return {{"filename", w.filename}, {"index", w.index},         {"version", w.version},
+          {"label", w.label},       {"properties", w.properties}, {"evidence", w.evidence},
+          {"unclaimed", w.unclaimed}, {"sha256", w.sha256},     {"size", w.size},
+          {"requires_python", w.requires_python}, {"metadata_sha256", w.metadata_sha256}};
+}
+
 json identity_json(const FileIdentity& id) { return {{"size", id.size}, {"mtime_ns", id.mtime_ns}, {"ino", id.ino}, {"dev", id.dev}}; }
 
 // The manifest is on disk, where anyone may have edited it: every field
@@ -60,6 +69,51 @@ std::optional<FileIdentity> recorded_identity(const json& f, const char* key) {
     if (!j.contains(k) || !j[k].is_number_unsigned()) return std::nullopt;
   if (!j.contains("mtime_ns") || !j["mtime_ns"].is_number_integer()) return std::nullopt;
   return FileIdentity{j["size"].get<uint64_t>(), j["mtime_ns"].get<int64_t>(), j["ino"].get<uint64_t>(), j["dev"].get<uint64_t>()};
+}
+
+std::vector<std::string> strings(const json& f, const char* key) {
+  std::vector<std::string> out;
+  if (f.contains(key) && f[key].is_array())
+    for (const auto& v : f[key])
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+// A recorded variant outcome, or nothing where any part is not what kwheel
+// writes (the build is then derived again: a cache, not a source of truth).
+std::optional<RecordedVariant> recorded_variant(const json& f) {
+  if (!f.contains("variant") || !f["variant"].is_object()) return std::nullopt;
+  const json& v = f["variant"];
+  RecordedVariant r;
+  if (v.contains("left_out")) {
+    r.left_out = text(v, "left_out");
+    return r.left_out.empty() ? std::nullopt : std::optional(r);
+  }
+  VariantWheel w;
+  w.filename = text(v, "filename");
+  w.index = text(v, "index");
+  w.version = text(v, "version");
+  w.label = text(v, "label");
+  w.sha256 = text(v, "sha256");
+  w.requires_python = text(v, "requires_python");
+  w.metadata_sha256 = text(v, "metadata_sha256");
+  w.evidence = strings(v, "evidence");
+  w.unclaimed = strings(v, "unclaimed");
+  if (!v.contains("size") || !v["size"].is_number_unsigned() || !v.contains("properties") || !v["properties"].is_object()) return std::nullopt;
+  w.size = v["size"].get<uint64_t>();
+  for (const auto& [ns, features] : v["properties"].items()) {
+    if (!features.is_object()) return std::nullopt;
+    for (const auto& [feature, values] : features.items()) {
+      if (!values.is_array()) return std::nullopt;
+      for (const auto& value : values)
+        if (value.is_string()) w.properties[ns][feature].push_back(value.get<std::string>());
+    }
+  }
+  if (w.filename.empty() || w.filename.find('/') != std::string::npos || w.filename.starts_with(".") || w.sha256.size() != 64 ||
+      w.index.find("torch") == std::string::npos || w.label.empty())
+    return std::nullopt;
+  r.wheel = std::move(w);
+  return r;
 }
 
 // One file of the manifest as recorded, and what it lacks (a site written
@@ -93,6 +147,7 @@ Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& man
     e.hub_commit = text(f["hub"], "commit");
     e.hub_url = text(f["hub"], "url");
   }
+  e.variant = recorded_variant(f);
   if (f.contains("signature") && f["signature"].is_object()) {
     r.signature = true;
     e.signature = {text(f["signature"], "summary"), standing_of(text(f["signature"], "standing")), text(f["signature"], "reason")};
@@ -310,6 +365,13 @@ void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& 
       report.signature_warnings.push_back({name, e.signature.standing, e.signature.reason});
 }
 
+void record_variants(const VariantIndexReport& report, std::map<std::string, Entry>& entries) {
+  for (const auto& w : report.wheels)
+    if (auto it = entries.find(w.source); it != entries.end()) it->second.variant = RecordedVariant{w, ""};
+  for (const auto& l : report.left_out)
+    if (auto it = entries.find(l.filename); it != entries.end()) it->second.variant = RecordedVariant{std::nullopt, l.reason};
+}
+
 void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept) {
   json head{{"format", kManifestFormat}};
   if (kept.title) head["title"] = *kept.title;
@@ -331,6 +393,7 @@ void write_manifest(const fs::path& root, const std::map<std::string, Entry>& en
            {"metadata_sha256", e.metadata_sha256}, {"gpu_code", e.gpu_code},
            {"hub", {{"repo", e.hub_repo}, {"commit", e.hub_commit}, {"url", e.hub_url}}},
            {"signature", {{"summary", e.signature.summary}, {"standing", standing_name(e.signature.standing)}, {"reason", e.signature.reason}}}};
+    if (e.variant) f["variant"] = variant_json(*e.variant);
     out << (first ? "\n" : ",\n") << f.dump();
     first = false;
   }

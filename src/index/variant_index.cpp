@@ -8,6 +8,7 @@
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/test_seam.hpp"
 #include "kwheel/base/text.hpp"
 #include "kwheel/evidence/nvidia_variant.hpp"
 #include "kwheel/hub/url.hpp"
@@ -27,6 +28,7 @@ namespace fs = std::filesystem;
 // A build that may become a variant: its torch, and what it runs on.
 struct Candidate {
   const VariantSource* source = nullptr;
+  const VariantWheel* recorded = nullptr;  // an earlier run's outcome, taken as it is
   std::string torch;    // "2.11"
   std::string version;  // "1+torch2.11"
   std::string label;
@@ -80,6 +82,7 @@ auto for_wheel(const VariantSource& s, const std::string& doing, Step&& step) ->
 
 // Fills `c` from the wheel's binaries; returns why it cannot, or "".
 std::string read_cuda(const LocalLabel& l, Candidate& c) {
+  note_wheel_read(c.source->path);
   const auto objects = for_wheel(*c.source, "its GPU code cannot be read", [&] { return wheel_gpu_code(WheelArchive(c.source->path)); });
   const auto ev = nvidia_variant_evidence(objects, parse_cuda_release(*l.cuda));
   if (!ev.problem.empty()) return ev.problem;
@@ -125,6 +128,7 @@ class Writer {
       : files_(sink.root / kVariantsDir / "files"), reuse_(reuse), base_(std::move(base)), sink_(sink) {}
 
   void add(const Candidate& c, VariantIndexReport& report);
+  bool add_recorded(const Candidate& c, VariantIndexReport& report);
   void finish(VariantIndexReport& report);
 
  private:
@@ -171,7 +175,41 @@ std::optional<std::pair<std::string, fs::path>> Writer::reused(const std::string
   return std::make_pair(bytes.str(), old);
 }
 
+// The variant wheel an earlier run derived from this build, listed from its
+// record: neither the build nor the variant wheel is opened. False (nothing
+// done) when the site no longer holds that file.
+bool Writer::add_recorded(const Candidate& c, VariantIndexReport& report) {
+  const VariantWheel& w = *c.recorded;
+  const fs::path rel = fs::path(kVariantsDir) / "files" / w.filename;
+  std::error_code ec;
+  if (reuse_.empty() || !fs::is_regular_file(reuse_ / rel, ec) || !fs::is_regular_file(fs::path(reuse_ / rel) += ".metadata", ec)) return false;
+  if (!taken_.insert(w.filename).second) {
+    report.left_out.push_back({c.source->filename, "the same variant as another build (" + w.filename + ")"});
+    return true;
+  }
+  sink_.note(rel);
+  sink_.note(fs::path(rel) += ".metadata");
+  IndexFile f = url_of(w.filename, w.version);
+  f.sha256 = w.sha256;
+  f.size = w.size;
+  f.requires_python = w.requires_python;
+  f.metadata_sha256 = w.metadata_sha256;
+  const ReleaseKey r{c.torch, c.source->project, w.version};
+  releases_[r][w.label] = w.properties;
+  pages_[r].push_back(std::move(f));
+  report.wheels.push_back(w);
+  report.wheels.back().source = c.source->filename;
+  return true;
+}
+
 void Writer::add(const Candidate& c, VariantIndexReport& report) {
+  if (c.recorded) {
+    if (add_recorded(c, report)) return;
+    Candidate fresh;  // its variant wheel is gone: derived again, from the build
+    if (std::string why = candidate(*c.source, fresh); !why.empty()) return report.left_out.push_back({c.source->filename, why});
+    return add(fresh, report);
+  }
+  note_wheel_read(c.source->path);
   const WheelArchive wheel = for_wheel(*c.source, "it cannot be read", [&] { return WheelArchive(c.source->path); });
   const ReleaseKey r{c.torch, c.source->project, c.version};
   // stage_relabelled's and relabelled_metadata's errors name `given` themselves.
@@ -199,7 +237,8 @@ void Writer::add(const Candidate& c, VariantIndexReport& report) {
   f.metadata_sha256 = sha256_hex(metadata);
   releases_[r][c.label] = c.properties;
   pages_[r].push_back(f);
-  report.wheels.push_back({c.source->filename, f.filename, variant_index_name(c.torch), c.version, c.label, c.properties, c.evidence, c.unclaimed, f.sha256});
+  report.wheels.push_back({c.source->filename, f.filename, variant_index_name(c.torch), c.version, c.label, c.properties, c.evidence, c.unclaimed, f.sha256,
+                           f.size.value_or(0), f.requires_python, f.metadata_sha256.value_or("")});
 }
 
 void Writer::finish(VariantIndexReport& report) {
@@ -239,6 +278,20 @@ VariantIndexReport write_variant_indexes(const site::PageSink& sink, const std::
   std::vector<Candidate> candidates;
   for (const auto& s : wheels) {
     Candidate c;
+    // Recorded by a run of this kwheel (`reuse`): taken as it was, without
+    // opening the build. A recorded variant wheel the site lost is derived.
+    if (!reuse.empty() && s.recorded && !s.recorded->wheel) {
+      report.left_out.push_back({s.filename, s.recorded->left_out});
+      continue;
+    }
+    if (!reuse.empty() && s.recorded) {
+      const VariantWheel& w = *s.recorded->wheel;
+      c.source = &s;
+      c.recorded = &w;
+      c.torch = w.index.substr(w.index.rfind("torch") + 5);
+      candidates.push_back(std::move(c));
+      continue;
+    }
     if (std::string why = candidate(s, c); !why.empty()) report.left_out.push_back({s.filename, why});
     else candidates.push_back(std::move(c));
   }

@@ -289,7 +289,8 @@ def test_pip_installs_tonights_build_from_the_updated_site(kwheel_bin, corpus, t
 
 def test_variants_derive_only_new_builds(kwheel_bin, corpus, tmp_path):
     """--variants: the variant wheels of builds the site already held are the previous site's files
-    (same inode, same mtime), not derived again; tonight's builds get theirs."""
+    (same inode, same mtime), not derived again, and those builds are not opened (the open log);
+    tonight's builds get theirs, and the pages equal those of a site built in one run."""
     site = tmp_path / "site"
     r = kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"]), "-o", site, "--variants", "--json")
     assert r.returncode == 0, r.stderr
@@ -297,8 +298,11 @@ def test_variants_derive_only_new_builds(kwheel_bin, corpus, tmp_path):
     assert first, r.stdout
     files = site / "variants" / "files"
     before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files.iterdir() if p.name in first or p.name[:-9] in first}
-    r = kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"]), "-o", site, "--json")
+    log = tmp_path / "opened.log"
+    r = kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"]), "-o", site, "--json", log=log)
     assert r.returncode == 0, r.stderr
+    # Last night's builds are listed from the manifest: neither they nor their variant wheels are opened.
+    assert set(opened(log)) == {w.name for w in corpus["relu-0.2.0"]}
     now = {w["filename"] for w in json.loads(r.stdout)["variant_index"]["wheels"]}
     assert first < now
     after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files.iterdir()}
@@ -306,6 +310,13 @@ def test_variants_derive_only_new_builds(kwheel_bin, corpus, tmp_path):
     for name in now:  # every variant wheel the page links is the bytes its sha256 names
         page = next(site.glob("variants/torch*/simple/relu/index.html")).read_text()
         assert name.replace("+", "%2B") in page or name in page
+    for page in site.glob("variants/torch*/simple/*/index.json"):  # each listed file is the bytes its sha256 names
+        for f in json.loads(page.read_text())["files"]:
+            served = site / "variants" / "files" / f["filename"]
+            assert hashlib.sha256(served.read_bytes()).hexdigest() == f["hashes"]["sha256"] and served.stat().st_size == f["size"], f
+    fresh = tmp_path / "fresh"
+    assert kwheel(kwheel_bin, "index", dist_of(tmp_path, corpus["relu-0.1.0"], corpus["relu-0.2.0"]), "-o", fresh, "--variants", "-q").returncode == 0
+    assert tree(site) == tree(fresh)
 
 
 def state(site: Path) -> dict[str, tuple[bytes, int, int]]:

@@ -42,6 +42,8 @@ struct Entry {
   std::vector<std::string> gpu_code;  // what its objects carry: "sm_90", "gfx90a" (matrix pages)
   ShownSignature signature;  // who signed its metadata.json, as the matrix pages say it
   std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
+  // What --variants made of it (index/variant_index.hpp), for later runs.
+  std::optional<RecordedVariant> variant;
   std::filesystem::path source;  // where the bytes come from for this run
   std::string metadata;          // METADATA bytes (new wheels) until staged; old ones are linked
   bool metadata_staged = false;  // already written as the new site's files/<wheel>.metadata
@@ -95,6 +97,10 @@ void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& 
 // next run: beside SITE (.SITE.kwheel-identities), written after the swap.
 // A cache only: missing or stale, the files are hashed instead.
 void write_identities(const std::filesystem::path& site, const std::map<std::string, Entry>& entries);
+
+// Each build's outcome in the variant index (`report`), kept in its entry
+// for the manifest.
+void record_variants(const VariantIndexReport& report, std::map<std::string, Entry>& entries);
 
 // ROOT/kwheel-index.json: what the next run reads back.
 void write_manifest(const std::filesystem::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept);

@@ -10,7 +10,9 @@
 //
 // Pip skips variant filenames and uv without the preview refuses them, so
 // this index stays apart from the sub-indexes pip uses (docs/publishing.md).
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,16 +26,6 @@ namespace kwheel {
 
 inline constexpr std::string_view kVariantsDir = "variants";
 
-// One wheel of the site, as the variant index reads it.
-struct VariantSource {
-  std::string filename;
-  std::filesystem::path path;  // the copy read: the site being built
-  std::string project;         // normalized
-  // What errors name: the wheel as its user gave it ("dist/x.whl"), or the
-  // site's file for one kept from an earlier run.
-  std::filesystem::path given;
-};
-
 // A build offered as a variant, and what its label stands for.
 struct VariantWheel {
   std::string source;    // the site's wheel it was re-labelled from
@@ -45,6 +37,30 @@ struct VariantWheel {
   std::vector<std::string> evidence;   // where cuda_version_lower_bound came from
   std::vector<std::string> unclaimed;  // GPUs the code runs on that no value names
   std::string sha256;
+  // What its page lists besides: kept in the site's manifest with the rest,
+  // so that a later run lists it without opening the build or the variant.
+  uint64_t size = 0;
+  std::string requires_python, metadata_sha256;
+};
+
+// What an earlier run made of one build (kept in the site's manifest): its
+// variant wheel, or why it has none.
+struct RecordedVariant {
+  std::optional<VariantWheel> wheel;
+  std::string left_out;  // the reason, when `wheel` is empty
+};
+
+// One wheel of the site, as the variant index reads it.
+struct VariantSource {
+  std::string filename;
+  std::filesystem::path path;  // the copy read: the site being built
+  std::string project;         // normalized
+  // What errors name: the wheel as its user gave it ("dist/x.whl"), or the
+  // site's file for one kept from an earlier run.
+  std::filesystem::path given;
+  // What the run that wrote the site made of it; used (nothing opened)
+  // only where `reuse` is given and the variant wheel is still there.
+  const RecordedVariant* recorded = nullptr;
 };
 
 // A wheel of the site the variant index does not offer, and why.
