@@ -179,12 +179,14 @@ void walk(const fs::path& top, const fs::path& rel, const std::string& skip, std
   }
 }
 
-// The order a reader never sees a page naming a file that is not there
-// yet: files first (wheels, their .metadata, variant wheels), pages next,
-// the manifest (what the next run trusts) last.
+// The order in which a reader never sees a page naming a file that is not
+// there yet: files first (wheels, their .metadata, variant wheels), pages
+// next, the home page (which links the others) after them, the manifest
+// (what the next run trusts) last.
 int commit_rank(const std::string& rel) {
-  if (rel == "kwheel-index.json") return 2;
-  if (rel.starts_with("files/") || rel.find("/files/") != std::string::npos) return 0;
+  if (rel == "kwheel-index.json") return 3;
+  if (rel == "index.html") return 2;
+  if (rel.starts_with("files/") || rel.starts_with(std::string(kVariantsDir) + "/files/")) return 0;
   return 1;
 }
 
@@ -209,7 +211,7 @@ void commit_in_place(const TempDir& scratch, const fs::path& site, const std::se
   const DeferInterrupts hold;
   for (const auto& rel : written) {
     // A Ctrl-C here waits for the last rename (tests/integration/test_index_update.py).
-    if (commit_rank(rel) == 1) interrupt_point("index-commit", false);
+    if (commit_rank(rel) > 0) interrupt_point("index-commit", false);
     rename_into(scratch.path() / rel, site / rel);
   }
   std::error_code ec;
