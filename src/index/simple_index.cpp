@@ -139,13 +139,29 @@ std::map<std::string, std::string> variant_rows(const VariantIndexReport& v, con
   return rows;
 }
 
+// One kernel's cells, made when its matrix is rendered: the home page's
+// kernels one at a time, not a copy of every wheel at once.
+using SiteWheel = std::map<std::string, Entry>::value_type;
+std::vector<MatrixWheel> matrix_wheels(const std::vector<const SiteWheel*>& wheels) {
+  std::vector<MatrixWheel> out;
+  out.reserve(wheels.size());
+  for (const SiteWheel* w : wheels) {
+    const Entry& e = w->second;
+    out.push_back(MatrixWheel{e.project, w->first, e.version, e.gpu_code, e.size, e.signature.summary, e.signature.standing, e.hub_repo, e.hub_commit,
+                              e.hub_url});
+  }
+  return out;
+}
+
 // SITE/index.html (every kernel) and SITE/kernels/<project>.html: the
 // build matrices, linking the same files/ the simple pages do.
 void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
                         const SiteOptions& o, SiteReport& report) {
-  std::map<std::string, std::vector<MatrixWheel>> kernels;
-  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature.summary, e.signature.standing, e.hub_repo,
-                                                                   e.hub_commit, e.hub_url});
+  std::map<std::string, std::vector<const SiteWheel*>> by_project;
+  for (const auto& wheel : entries) by_project[wheel.second.project].push_back(&wheel);
+  const std::vector<std::pair<std::string, std::vector<const SiteWheel*>>> kernels(by_project.begin(), by_project.end());
+  by_project.clear();
+  const auto kernel_at = [&](size_t i) { return MatrixKernel{kernels[i].first, matrix_wheels(kernels[i].second)}; };
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   MatrixPageSpec spec;
@@ -153,11 +169,11 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   spec.files_base = base.empty() ? "files/" : base + "/files/";
   spec.link_kernel_pages = true;
   spec.deps_index = report.deps_index;
-  spec.kernels.assign(kernels.begin(), kernels.end());
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
   for (const auto& v : report.variant_index.indexes)
     spec.sub_indexes.push_back({v, "every build for " + v.substr(v.rfind('/') + 1) + " as PEP 825 variants: uv --preview-features wheel-variants picks the one for the GPU; pip cannot read it"});
-  sink.write("index.html", render_matrix_page(spec));
+  // Streamed: rendered whole, the home page of a large site is megabytes.
+  sink.write_streamed("index.html", [&](const auto& emit) { stream_matrix_page(spec, kernels.size(), kernel_at, emit); });
   report.pages.push_back("index.html");
   spec.files_base = base.empty() ? "../files/" : base + "/files/";
   spec.to_root = "../";
@@ -165,10 +181,11 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   spec.install_lines = true;
   spec.index_root = base.empty() ? spec.to_root : base + "/";
   spec.sub_indexes.clear();
-  for (const auto& [project, wheels] : kernels) {
-    spec.kernels = {{project, wheels}};
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& project = kernels[i].first;
     report.pages.push_back("kernels/" + project + ".html");
     if (sink.stable.count(project) && sink.keep(fs::path("kernels") / (project + ".html"))) continue;
+    spec.kernels = {kernel_at(i)};
     spec.variant_indexes = variant_rows(report.variant_index, project, spec.index_root);
     sink.write(fs::path("kernels") / (project + ".html"), render_matrix_page(spec));
   }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/unique_fd.hpp"
@@ -64,6 +65,11 @@ struct PageSink {
   // and every setting the same): keep() links those pages without rendering.
   std::set<std::string> stable;
   void write(const std::filesystem::path& rel, const std::string& content) const;
+  // write() for a page rendered in pieces (page_stream.cpp): `render` passes
+  // each piece to the function it is given; they go to the file as they
+  // come, compared with the previous site's page on the way, and a page
+  // whose bytes all match is linked as write() links it.
+  void write_streamed(const std::filesystem::path& rel, const std::function<void(const std::function<void(std::string_view)>&)>& render) const;
   // Links PREVIOUS/REL as ROOT/REL; false (nothing done) when there is no
   // such page, or no previous site.
   bool keep(const std::filesystem::path& rel) const;
