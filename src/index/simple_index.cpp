@@ -71,30 +71,42 @@ std::string write_files(const fs::path& root, std::map<std::string, Entry>& entr
   return placed;
 }
 
-// One simple/ tree of the entries `accept` takes, linking to the site's
-// files/ `depth_to_site` levels up (or under `base`); returns its projects.
-std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const site::PageSink& sink,
-                                     const fs::path& simple_dir, int depth_to_site, const std::function<bool(const Entry&)>& accept) {
-  std::map<std::string, std::vector<IndexFile>> projects;
-  for (const auto& [name, e] : entries) {
-    if (!accept(e)) continue;
-    IndexFile f;
-    f.filename = name;
-    std::string prefix = base.empty() ? "" : base + "/";
-    if (base.empty())
-      for (int i = 0; i < depth_to_site; ++i) prefix += "../";
-    f.url = prefix + "files/" + encode_component(name);
+using SiteWheel = std::map<std::string, Entry>::value_type;
+
+// One project page's files, made when the page is written: a simple/ tree
+// of 20,000 wheels is not a copy of every one at once.
+std::vector<IndexFile> index_files(const std::vector<const SiteWheel*>& wheels, const std::string& prefix) {
+  std::vector<IndexFile> files;
+  files.reserve(wheels.size());
+  for (const SiteWheel* w : wheels) {
+    const Entry& e = w->second;
+    IndexFile& f = files.emplace_back();
+    f.filename = w->first;
+    f.url = prefix + "files/" + encode_component(w->first);
     f.sha256 = e.sha256;
     f.requires_python = e.requires_python;
     f.metadata_sha256 = e.metadata_sha256;
     f.size = e.size;
     f.version = e.version;
-    projects[e.project].push_back(std::move(f));
   }
+  return files;
+}
+
+// One simple/ tree of the entries `accept` takes, linking to the site's
+// files/ `depth_to_site` levels up (or under `base`); returns its projects.
+std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const site::PageSink& sink,
+                                     const fs::path& simple_dir, int depth_to_site, const std::function<bool(const Entry&)>& accept) {
+  std::map<std::string, std::vector<const SiteWheel*>> projects;
+  for (const auto& wheel : entries)
+    if (accept(wheel.second)) projects[wheel.second.project].push_back(&wheel);
+  std::string prefix = base.empty() ? "" : base + "/";
+  if (base.empty())
+    for (int i = 0; i < depth_to_site; ++i) prefix += "../";
   std::vector<std::string> names;
-  for (const auto& [project, files] : projects) {
+  for (const auto& [project, wheels] : projects) {
     names.push_back(project);
     if (sink.stable.count(project) && sink.keep(simple_dir / project / "index.html") && sink.keep(simple_dir / project / "index.json")) continue;
+    const std::vector<IndexFile> files = index_files(wheels, prefix);
     sink.write(simple_dir / project / "index.html", render_project_html(project, files));
     sink.write(simple_dir / project / "index.json", render_project_json(project, files));
   }
@@ -141,7 +153,6 @@ std::map<std::string, std::string> variant_rows(const VariantIndexReport& v, con
 
 // One kernel's cells, made when its matrix is rendered: the home page's
 // kernels one at a time, not a copy of every wheel at once.
-using SiteWheel = std::map<std::string, Entry>::value_type;
 std::vector<MatrixWheel> matrix_wheels(const std::vector<const SiteWheel*>& wheels) {
   std::vector<MatrixWheel> out;
   out.reserve(wheels.size());
