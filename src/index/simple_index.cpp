@@ -120,17 +120,20 @@ std::vector<std::string> write_index(const std::map<std::string, Entry>& entries
 std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const SiteOptions& o,
                                                 SiteReport& report, const fs::path& reuse_variants = {}) {
   std::map<std::string, LocalLabel> variants;
-  std::map<const Entry*, LocalLabel> labels;  // each wheel's label read once, not once per sub-index
+  // Each version's label read once, not once per sub-index; by version, not
+  // by wheel: a site of 20,000 wheels has a few dozen.
+  std::map<std::string, LocalLabel, std::less<>> labels;
   for (const auto& [_, e] : entries) {
-    const LocalLabel& l = labels.emplace(&e, read_label(e.version)).first->second;
-    if (!l.index_name().empty()) variants.emplace(l.index_name(), l);
+    auto it = labels.find(e.version);
+    if (it == labels.end()) it = labels.emplace(e.version, read_label(e.version)).first;
+    if (!it->second.index_name().empty()) variants.emplace(it->second.index_name(), it->second);
   }
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   report.projects = write_index(entries, base, sink, "simple", 2, [](const Entry&) { return true; });
   for (const auto& [vname, vlabel] : variants) {
     const LocalLabel& v = vlabel;
-    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, labels.at(&e)); });
+    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, labels.at(e.version)); });
     report.variants.push_back(vname);
   }
   if (report.variant_index_on) {
