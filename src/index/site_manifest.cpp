@@ -80,7 +80,7 @@ Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& man
   e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
   e.requires_python = text(f, "requires_python");
   e.metadata_sha256 = text(f, "metadata_sha256");
-  e.source = site / "files" / e.filename;
+  e.source = (site / "files" / e.filename).string();
   if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.filename == "." || e.filename == ".." || e.project.empty())
     throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
   if (f.contains("gpu_code") && f["gpu_code"].is_array()) {
@@ -120,7 +120,7 @@ void check_recorded(Recorded& r, bool same_policy, const SiteOptions& o) {
   const auto before = std::make_pair(e.identity, e.metadata_identity);
   const fs::path metadata = fs::path(e.source) += ".metadata";
   if (!still_served(e.source, e.identity, e.sha256, true) || !still_served(metadata, e.metadata_identity, e.metadata_sha256, false))
-    throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
+    throw Error(ErrorKind::input, "'" + e.source + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
   e.rehashed = before != std::make_pair(e.identity, e.metadata_identity);
   std::unique_ptr<WheelArchive> wheel;
