@@ -304,14 +304,16 @@ std::string cell_html(const std::vector<MatrixWheel>& wheels, const MatrixPageSp
   return s + "</td>";
 }
 
-std::string table_html(const Matrix& m, const MatrixPageSpec& spec) {
+// `only` names the page's kernel when the page shows one (a kernel page):
+// its rows show the variant index's line.
+std::string table_html(const Matrix& m, const MatrixPageSpec& spec, const std::string* only) {
   std::string s = "    <table class=\"matrix\">\n      <thead><tr><th scope=\"col\">torch \\ backend</th>";
   for (const auto& c : m.columns) s += "<th scope=\"col\">" + html_escape(c) + "</th>";
   s += "</tr></thead>\n      <tbody>\n";
   for (size_t r = 0; r < m.rows.size(); ++r) {
     s += "        <tr><th scope=\"row\">" + html_escape(m.rows[r]);
-    if (auto v = spec.variant_indexes.find(m.rows[r]); spec.install_lines && v != spec.variant_indexes.end() && spec.kernels.size() == 1)
-      s += variant_install_html(spec.kernels.front().first, v->second, spec);
+    if (auto v = spec.variant_indexes.find(m.rows[r]); spec.install_lines && v != spec.variant_indexes.end() && only)
+      s += variant_install_html(*only, v->second, spec);
     s += "</th>";
     for (size_t c = 0; c < m.columns.size(); ++c) {
       auto it = m.cells.find({r, c});
@@ -341,9 +343,8 @@ std::string deps_index_html(const std::string& deps_index) {
   return deps_index == kDefaultDepsIndex ? "PyPI" : "<code class=\"deps-index\">" + html_escape(deps_index) + "</code>";
 }
 
-}  // namespace
-
-std::string render_matrix_page(const MatrixPageSpec& spec) {
+// What comes before the kernels' matrices.
+std::string page_head(const MatrixPageSpec& spec) {
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n  <head>\n    <meta charset=\"utf-8\">\n";
   s += "    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   s += "    <title>" + html_escape(spec.title) + "</title>\n" + kStyle + "  </head>\n  <body>\n";
@@ -357,12 +358,19 @@ std::string render_matrix_page(const MatrixPageSpec& spec) {
          "Do not point pip at <code>simple/</code>: it lists every torch/CUDA build, and pip takes the highest.</div>\n";
   s += "    <p class=\"note\">Rows: torch versions. Columns: backends. Each entry links its wheel and shows its platform tag, "
        "the GPU code its binaries carry, and its size.</p>\n";
-  for (const auto& [project, wheels] : spec.kernels) {
-    const std::string name = html_escape(project);
-    s += "    <h2 id=\"" + name + "\">";
-    s += spec.link_kernel_pages ? "<a href=\"kernels/" + html_escape(encode_component(project)) + ".html\">" + name + "</a>" : name;
-    s += "</h2>\n" + table_html(build_matrix(wheels), spec);
-  }
+  return s;
+}
+
+std::string kernel_section(const std::string& project, std::vector<MatrixWheel> wheels, const MatrixPageSpec& spec, bool only) {
+  const std::string name = html_escape(project);
+  std::string s = "    <h2 id=\"" + name + "\">";
+  s += spec.link_kernel_pages ? "<a href=\"kernels/" + html_escape(encode_component(project)) + ".html\">" + name + "</a>" : name;
+  return s + "</h2>\n" + table_html(build_matrix(std::move(wheels)), spec, only ? &project : nullptr);
+}
+
+// What comes after them.
+std::string page_tail(const MatrixPageSpec& spec) {
+  std::string s;
   if (spec.link_kernel_pages) s += sub_index_list(spec);
   // Relative index and file URLs, made absolute where the page is served.
   if (spec.install_lines)
@@ -370,6 +378,24 @@ std::string render_matrix_page(const MatrixPageSpec& spec) {
          R"(e.textContent = 'shellPrefix' in e.dataset ? "'" + (e.dataset.shellPrefix + u).replaceAll("'", "'\\''") + "'" : u; }</script>)"
          "\n";
   return s + "  </body>\n</html>\n";
+}
+
+}  // namespace
+
+void stream_matrix_page(const MatrixPageSpec& spec, size_t kernel_count, const std::function<MatrixKernel(size_t)>& kernel_at,
+                        const std::function<void(std::string_view)>& emit) {
+  emit(page_head(spec));
+  for (size_t i = 0; i < kernel_count; ++i) {
+    MatrixKernel k = kernel_at(i);
+    emit(kernel_section(k.first, std::move(k.second), spec, kernel_count == 1));
+  }
+  emit(page_tail(spec));
+}
+
+std::string render_matrix_page(const MatrixPageSpec& spec) {
+  std::string s;
+  stream_matrix_page(spec, spec.kernels.size(), [&](size_t i) { return spec.kernels[i]; }, [&](std::string_view piece) { s += piece; });
+  return s;
 }
 
 }  // namespace kwheel

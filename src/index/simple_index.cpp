@@ -70,44 +70,44 @@ std::string write_files(const fs::path& root, const fs::path& previous, std::map
   return placed;
 }
 
-IndexFile index_file(const std::string& name, const Entry& e, const std::string& base, int depth_to_site) {
-  IndexFile f;
-  f.filename = name;
-  std::string prefix = base.empty() ? "" : base + "/";
-  if (base.empty())
-    for (int i = 0; i < depth_to_site; ++i) prefix += "../";
-  f.url = prefix + "files/" + encode_component(name);
-  f.sha256 = e.sha256;
-  f.requires_python = e.requires_python;
-  f.metadata_sha256 = e.metadata_sha256;
-  f.size = e.size;
-  f.version = e.version;
-  return f;
+using SiteWheel = std::map<std::string, Entry>::value_type;
+
+// One project page's files, made when the page is written: a simple/ tree
+// of 20,000 wheels is not a copy of every one at once.
+std::vector<IndexFile> index_files(const std::vector<const SiteWheel*>& wheels, const std::string& prefix) {
+  std::vector<IndexFile> files;
+  files.reserve(wheels.size());
+  for (const SiteWheel* w : wheels) {
+    const Entry& e = w->second;
+    IndexFile& f = files.emplace_back();
+    f.filename = w->first;
+    f.url = prefix + "files/" + encode_component(w->first);
+    f.sha256 = e.sha256;
+    f.requires_python = e.requires_python;
+    f.metadata_sha256 = e.metadata_sha256;
+    f.size = e.size;
+    f.version = e.version;
+  }
+  return files;
 }
 
 // One simple/ tree of the entries `accept` takes, linking to the site's
 // files/ `depth_to_site` levels up (or under `base`); returns its projects.
-// A stable project's pages are kept unrendered: its files are not even
-// listed (a nightly run of a site of thousands touches only tonight's).
 std::vector<std::string> write_index(const std::map<std::string, Entry>& entries, const std::string& base, const site::PageSink& sink,
                                      const fs::path& simple_dir, int depth_to_site, const std::function<bool(const Entry&)>& accept) {
-  std::map<std::string, std::vector<IndexFile>> projects;
-  for (const auto& [name, e] : entries) {
-    if (!accept(e)) continue;
-    auto& files = projects[e.project];
-    if (!sink.stable.count(e.project)) files.push_back(index_file(name, e, base, depth_to_site));
-  }
+  std::map<std::string, std::vector<const SiteWheel*>> projects;
+  for (const auto& wheel : entries)
+    if (accept(wheel.second)) projects[wheel.second.project].push_back(&wheel);
+  std::string prefix = base.empty() ? "" : base + "/";
+  if (base.empty())
+    for (int i = 0; i < depth_to_site; ++i) prefix += "../";
   std::vector<std::string> names;
-  for (auto& [project, files] : projects) {
+  for (const auto& [project, wheels] : projects) {
     names.push_back(project);
-    const fs::path html = simple_dir / project / "index.html", json = simple_dir / project / "index.json";
-    if (sink.stable.count(project)) {
-      if (sink.keep(html) && sink.keep(json)) continue;
-      for (const auto& [name, e] : entries)  // a stable project whose page is missing: written after all
-        if (e.project == project && accept(e)) files.push_back(index_file(name, e, base, depth_to_site));
-    }
-    sink.write(html, render_project_html(project, files));
-    sink.write(json, render_project_json(project, files));
+    if (sink.stable.count(project) && sink.keep(simple_dir / project / "index.html") && sink.keep(simple_dir / project / "index.json")) continue;
+    const std::vector<IndexFile> files = index_files(wheels, prefix);
+    sink.write(simple_dir / project / "index.html", render_project_html(project, files));
+    sink.write(simple_dir / project / "index.json", render_project_json(project, files));
   }
   sink.write(simple_dir / "index.html", render_root_html(names));
   sink.write(simple_dir / "index.json", render_root_json(names));
@@ -119,24 +119,27 @@ std::vector<std::string> write_index(const std::map<std::string, Entry>& entries
 std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const SiteOptions& o,
                                                 SiteReport& report, const fs::path& reuse_variants = {}) {
   std::map<std::string, LocalLabel> variants;
-  std::map<const Entry*, LocalLabel> labels;  // each wheel's label read once, not once per sub-index
+  // Each version's label read once, not once per sub-index; by version, not
+  // by wheel: a site of 20,000 wheels has a few dozen.
+  std::map<std::string, LocalLabel, std::less<>> labels;
   for (const auto& [_, e] : entries) {
-    const LocalLabel& l = labels.emplace(&e, read_label(e.version)).first->second;
-    if (!l.index_name().empty()) variants.emplace(l.index_name(), l);
+    auto it = labels.find(e.version);
+    if (it == labels.end()) it = labels.emplace(e.version, read_label(e.version)).first;
+    if (!it->second.index_name().empty()) variants.emplace(it->second.index_name(), it->second);
   }
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   report.projects = write_index(entries, base, sink, "simple", 2, [](const Entry&) { return true; });
   for (const auto& [vname, vlabel] : variants) {
     const LocalLabel& v = vlabel;
-    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, labels.at(&e)); });
+    write_index(entries, base, sink, fs::path(vname) / "simple", 3, [&](const Entry& e) { return variant_accepts(v, labels.at(e.version)); });
     report.variants.push_back(vname);
   }
   if (report.variant_index_on) {
     std::vector<VariantSource> sources;
     // A new wheel is in this run's files/ so far; the site's own stay in SITE/files/.
     for (const auto& [name, e] : entries)
-      sources.push_back({name, (e.is_new ? sink.root / "files" / name : e.source), e.project, e.source, e.variant ? &*e.variant : nullptr});
+      sources.push_back({name, (e.is_new ? sink.root / "files" / name : fs::path(e.source)), e.project, e.source, e.variant ? &*e.variant : nullptr});
     report.variant_index = write_variant_indexes(sink, sources, base, reuse_variants);
   }
   return variants;
@@ -152,13 +155,28 @@ std::map<std::string, std::string> variant_rows(const VariantIndexReport& v, con
   return rows;
 }
 
+// One kernel's cells, made when its matrix is rendered: the home page's
+// kernels one at a time, not a copy of every wheel at once.
+std::vector<MatrixWheel> matrix_wheels(const std::vector<const SiteWheel*>& wheels) {
+  std::vector<MatrixWheel> out;
+  out.reserve(wheels.size());
+  for (const SiteWheel* w : wheels) {
+    const Entry& e = w->second;
+    out.push_back(MatrixWheel{e.project, w->first, e.version, e.gpu_code, e.size, e.signature.summary, e.signature.standing, e.hub_repo, e.hub_commit,
+                              e.hub_url});
+  }
+  return out;
+}
+
 // SITE/index.html (every kernel) and SITE/kernels/<project>.html: the
 // build matrices, linking the same files/ the simple pages do.
 void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, Entry>& entries, const std::map<std::string, LocalLabel>& variants,
                         const SiteOptions& o, SiteReport& report) {
-  std::map<std::string, std::vector<MatrixWheel>> kernels;
-  for (const auto& [name, e] : entries) kernels[e.project].push_back(MatrixWheel{e.project, name, e.version, e.gpu_code, e.size, e.signature.summary, e.signature.standing, e.hub_repo,
-                                                                   e.hub_commit, e.hub_url});
+  std::map<std::string, std::vector<const SiteWheel*>> by_project;
+  for (const auto& wheel : entries) by_project[wheel.second.project].push_back(&wheel);
+  const std::vector<std::pair<std::string, std::vector<const SiteWheel*>>> kernels(by_project.begin(), by_project.end());
+  by_project.clear();
+  const auto kernel_at = [&](size_t i) { return MatrixKernel{kernels[i].first, matrix_wheels(kernels[i].second)}; };
   std::string base = o.base_url;
   while (base.ends_with("/")) base.pop_back();
   MatrixPageSpec spec;
@@ -166,11 +184,11 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   spec.files_base = base.empty() ? "files/" : base + "/files/";
   spec.link_kernel_pages = true;
   spec.deps_index = report.deps_index;
-  spec.kernels.assign(kernels.begin(), kernels.end());
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
   for (const auto& v : report.variant_index.indexes)
     spec.sub_indexes.push_back({v, "every build for " + v.substr(v.rfind('/') + 1) + " as PEP 825 variants: uv --preview-features wheel-variants picks the one for the GPU; pip cannot read it"});
-  sink.write("index.html", render_matrix_page(spec));
+  // Streamed: rendered whole, the home page of a large site is megabytes.
+  sink.write_streamed("index.html", [&](const auto& emit) { stream_matrix_page(spec, kernels.size(), kernel_at, emit); });
   report.pages.push_back("index.html");
   spec.files_base = base.empty() ? "../files/" : base + "/files/";
   spec.to_root = "../";
@@ -178,10 +196,11 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   spec.install_lines = true;
   spec.index_root = base.empty() ? spec.to_root : base + "/";
   spec.sub_indexes.clear();
-  for (const auto& [project, wheels] : kernels) {
-    spec.kernels = {{project, wheels}};
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& project = kernels[i].first;
     report.pages.push_back("kernels/" + project + ".html");
     if (sink.stable.count(project) && sink.keep(fs::path("kernels") / (project + ".html"))) continue;
+    spec.kernels = {kernel_at(i)};
     spec.variant_indexes = variant_rows(report.variant_index, project, spec.index_root);
     sink.write(fs::path("kernels") / (project + ".html"), render_matrix_page(spec));
   }

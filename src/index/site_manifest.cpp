@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
@@ -133,7 +134,7 @@ Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& man
   e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
   e.requires_python = text(f, "requires_python");
   e.metadata_sha256 = text(f, "metadata_sha256");
-  e.source = site / "files" / e.filename;
+  e.source = (site / "files" / e.filename).string();
   if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.filename == "." || e.filename == ".." || e.project.empty())
     throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
   if (f.contains("gpu_code") && f["gpu_code"].is_array()) {
@@ -174,7 +175,7 @@ void check_recorded(Recorded& r, bool same_policy, const SiteOptions& o) {
   const auto before = std::make_pair(e.identity, e.metadata_identity);
   const fs::path metadata = fs::path(e.source) += ".metadata";
   if (!still_served(e.source, e.identity, e.sha256, true) || !still_served(metadata, e.metadata_identity, e.metadata_sha256, false))
-    throw Error(ErrorKind::input, "'" + e.source.string() + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
+    throw Error(ErrorKind::input, "'" + e.source + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
   e.rehashed = before != std::make_pair(e.identity, e.metadata_identity);
   std::unique_ptr<WheelArchive> wheel;
@@ -310,38 +311,51 @@ void check_unrecorded(const fs::path& served, const Entry& e) {
   note_wheel_read(served);
   if (sha256_file_hex(served) == e.sha256) return;
   throw Error(ErrorKind::input, "'" + served.string() + "' is in the site though its manifest lists no such file (a run stopped part-way left it) and " +
-                                    "holds other bytes than '" + e.source.string() + "'; its pages may have served it: publish a new version, or remove " +
+                                    "holds other bytes than '" + e.source + "'; its pages may have served it: publish a new version, or remove " +
                                     "the file if no one installed it");
 }
 
 void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
                 SiteReport& report, const std::function<void(Entry&)>& stage) {
+  using SiteWheel = std::map<std::string, Entry>::value_type;
   // A wheel whose file is the one the site indexed (the site's own file,
   // linked, or the one it was placed from) is not read again.
-  std::vector<const Entry*> known(wheels.size(), nullptr);
+  std::vector<const SiteWheel*> known(wheels.size(), nullptr);
   std::vector<size_t> to_read;
   for (size_t i = 0; i < wheels.size(); ++i) {
     auto it = entries.find(wheels[i].filename().string());
     const auto id = identity_of(wheels[i]);
-    if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &it->second;
+    if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &*it;
     else to_read.push_back(i);
   }
-  std::vector<Entry> read(to_read.size());
+  // Each wheel is read into a node of `entries`, and joining moves the node
+  // in: the new wheels are never held twice (a vector of 20,000 Entry and
+  // the map made from it), and what `given` points at stays where it is.
+  using Node = std::map<std::string, Entry>::node_type;
+  std::vector<Node> read(to_read.size());
   for_each_parallel(to_read.size(), o.jobs, [&](size_t k) {
-    read[k] = given_entry(wheels[to_read[k]], o);
-    if (stage) stage(read[k]);
+    Entry e = given_entry(wheels[to_read[k]], o);
+    if (stage) stage(e);
+    // Staged, its METADATA is a file; an empty string assigned over it
+    // keeps the buffer (libstdc++), 20,000 of them 10 MB: swapped out, freed.
+    if (e.metadata_staged) std::string().swap(e.metadata);
+    std::map<std::string, Entry> one;
+    one.emplace(e.filename, std::move(e));
+    read[k] = one.extract(one.begin());
   });
-  std::vector<Entry*> fresh(wheels.size(), nullptr);
+  std::vector<Node*> fresh(wheels.size(), nullptr);
   for (size_t k = 0; k < to_read.size(); ++k) fresh[to_read[k]] = &read[k];
 
-  std::map<std::string, std::pair<fs::path, std::string>> given;  // filename -> first path given, sha256
+  // filename -> first path given, its sha256: views of the wheels' own
+  // strings, which stay put (in `entries`, or in `read` until the end).
+  std::map<std::string_view, std::pair<const fs::path*, const std::string*>> given;
   for (size_t i = 0; i < wheels.size(); ++i) {
     const fs::path& w = wheels[i];
-    const std::string filename = w.filename().string();
-    const std::string& sha256 = known[i] ? known[i]->sha256 : fresh[i]->sha256;
-    if (auto [first, added] = given.try_emplace(filename, w, sha256); !added) {
-      if (first->second.second == sha256) continue;  // the same file twice (a file and its directory), or a copy
-      throw Error(ErrorKind::input, "two different wheels are named '" + filename + "': '" + first->second.first.string() + "' and '" + w.string() +
+    const std::string& filename = known[i] ? known[i]->first : fresh[i]->key();
+    const std::string& sha256 = known[i] ? known[i]->second.sha256 : fresh[i]->mapped().sha256;
+    if (auto [first, added] = given.try_emplace(filename, &w, &sha256); !added) {
+      if (*first->second.second == sha256) continue;  // the same file twice (a file and its directory), or a copy
+      throw Error(ErrorKind::input, "two different wheels are named '" + filename + "': '" + first->second.first->string() + "' and '" + w.string() +
                                         "'; an index serves one file per name: pass only one of them");
     }
     auto it = entries.find(filename);
@@ -353,7 +367,7 @@ void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const
       continue;
     }
     report.added.push_back(filename);
-    entries.emplace(filename, std::move(*fresh[i]));
+    entries.insert(std::move(*fresh[i]));
   }
   for (const auto& [name, e] : entries)
     if (!e.is_new && !given.count(name)) report.kept.push_back(name);

@@ -129,7 +129,7 @@ Entry given_entry(const fs::path& w, const SiteOptions& o) {
   read_hub_revision(e.metadata, e);
   e.gpu_code = gpu_code_of(*archive);
   e.signature = signature_of(*archive, o.signatures);
-  e.source = w;
+  e.source = w.string();
   e.source_identity = id;
   e.is_new = true;
   return e;

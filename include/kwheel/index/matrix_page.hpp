@@ -8,8 +8,10 @@
 // Rows and columns come from the wheel's local label, read by read_label
 // (validate/compat), the same reading that names the site's sub-indexes.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,6 +86,16 @@ struct MatrixPageSpec {
   std::map<std::string, std::string> variant_indexes;
 };
 std::string render_matrix_page(const MatrixPageSpec& spec);
+
+// One kernel's section of a page: its project and its wheels.
+using MatrixKernel = std::pair<std::string, std::vector<MatrixWheel>>;
+// The same page in pieces, for a site too large to hold as one string (the
+// home page of 20,000 wheels is megabytes): the kernels come from
+// `kernel_at(0 .. kernel_count-1)`, one at a time and in order, instead of
+// spec.kernels, and `emit` takes each piece as it is rendered. The pieces
+// joined are render_matrix_page's bytes.
+void stream_matrix_page(const MatrixPageSpec& spec, size_t kernel_count, const std::function<MatrixKernel(size_t)>& kernel_at,
+                        const std::function<void(std::string_view)>& emit);
 
 // The pip command a cell shows for one wheel: the torch installed in the
 // environment is pinned by a constraint file written from `pip list`, the

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/unique_fd.hpp"
@@ -71,6 +72,11 @@ struct PageSink {
   std::set<std::string> stable;
   std::shared_ptr<std::set<std::string>> produced = std::make_shared<std::set<std::string>>();
   void write(const std::filesystem::path& rel, const std::string& content) const;
+  // write() for a page rendered in pieces (page_stream.cpp): `render` passes
+  // each piece to the function it is given; they go to the file as they
+  // come, compared with the previous site's page on the way, and a page
+  // whose bytes all match is left as it is, as write() leaves it.
+  void write_streamed(const std::filesystem::path& rel, const std::function<void(const std::function<void(std::string_view)>&)>& render) const;
   // Keeps PREVIOUS/REL as it is; false (nothing done) when there is no such
   // page, or no previous site.
   bool keep(const std::filesystem::path& rel) const;

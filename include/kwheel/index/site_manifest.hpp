@@ -44,7 +44,10 @@ struct Entry {
   std::string hub_repo, hub_commit, hub_url;  // the Hub revision its METADATA records, if any
   // What --variants made of it (index/variant_index.hpp), for later runs.
   std::optional<RecordedVariant> variant;
-  std::filesystem::path source;  // where the bytes come from for this run
+  // Where the bytes come from for this run. A string, not a path: a path
+  // keeps each of its components as another path, ~400 bytes a wheel, 8 MB
+  // of a site of 20,000 (heaptrack); it converts where a path is taken.
+  std::string source;
   std::string metadata;          // METADATA bytes (new wheels) until staged; old ones are linked
   bool metadata_staged = false;  // already written as the new site's files/<wheel>.metadata
   bool is_new = false;

@@ -241,3 +241,32 @@ TEST(MatrixPage, BadTitlesAreUsageErrors) {
   }
   EXPECT_NO_THROW(check_page_title("Acme GPU kernels \xE2\x80\x94 nightly"));
 }
+
+// The home page of a large site is written in pieces (write_matrix_pages):
+// joined, they are the page render_matrix_page gives, kernel by kernel as
+// kernel_at hands them over.
+TEST(MatrixPage, StreamedPiecesAreTheRenderedPage) {
+  MatrixPageSpec spec;
+  spec.title = "Acme kernels";
+  spec.files_base = "files/";
+  spec.link_kernel_pages = true;
+  spec.sub_indexes = {{"torch2.7-cu126", "torch 2.7, CUDA 12.6"}};
+  spec.kernels = {{"a", {MatrixWheel{"a", "a-1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.7.cu126", {"sm_90"}, 10}}},
+                  {"b", {MatrixWheel{"b", "b-2-py3-none-any.whl", "2", {}, 20}}}};
+  std::vector<size_t> asked;
+  std::string joined;
+  size_t pieces = 0;
+  stream_matrix_page(
+      spec, spec.kernels.size(),
+      [&](size_t i) {
+        asked.push_back(i);
+        return spec.kernels[i];
+      },
+      [&](std::string_view piece) {
+        joined += piece;
+        ++pieces;
+      });
+  EXPECT_EQ(joined, render_matrix_page(spec));
+  EXPECT_EQ(asked, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(pieces, 4u);  // head, one per kernel, tail
+}
