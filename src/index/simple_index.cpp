@@ -139,7 +139,7 @@ std::map<std::string, LocalLabel> write_indexes(const site::PageSink& sink, cons
     std::vector<VariantSource> sources;
     // A new wheel is in this run's files/ so far; the site's own stay in SITE/files/.
     for (const auto& [name, e] : entries)
-      sources.push_back({name, (e.is_new ? sink.root / "files" / name : fs::path(e.source)), e.project, e.source, e.variant ? &*e.variant : nullptr});
+      sources.push_back({name, (e.is_new ? sink.root / "files" / name : fs::path(e.source)), e.project, e.source, e.variant.get()});
     report.variant_index = write_variant_indexes(sink, sources, base, reuse_variants);
   }
   return variants;

@@ -124,6 +124,14 @@ struct Recorded {
   bool gpu = false, hub = false, signature = false;
 };
 
+// A recorded file once it is the site's entry (a map node: a site of
+// 20,000 is held once, not in a vector and again in the map), and what it
+// lacks.
+struct Pending {
+  Entry* e = nullptr;
+  bool gpu = false, hub = false, signature = false;
+};
+
 Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& manifest) {
   Recorded r;
   Entry& e = r.e;
@@ -148,7 +156,7 @@ Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& man
     e.hub_commit = text(f["hub"], "commit");
     e.hub_url = text(f["hub"], "url");
   }
-  e.variant = recorded_variant(f);
+  if (auto v = recorded_variant(f)) e.variant = std::make_shared<const RecordedVariant>(std::move(*v));
   if (f.contains("signature") && f["signature"].is_object()) {
     r.signature = true;
     e.signature = {text(f["signature"], "summary"), standing_of(text(f["signature"], "standing")), text(f["signature"], "reason")};
@@ -170,8 +178,8 @@ bool still_served(const fs::path& file, std::optional<FileIdentity>& recorded, c
 
 // One recorded file, checked against the bytes served, and what it lacks
 // read from the wheel (opened once, only then).
-void check_recorded(Recorded& r, bool same_policy, const SiteOptions& o) {
-  Entry& e = r.e;
+void check_recorded(const Pending& r, bool same_policy, const SiteOptions& o) {
+  Entry& e = *r.e;
   const auto before = std::make_pair(e.identity, e.metadata_identity);
   const fs::path metadata = fs::path(e.source) += ".metadata";
   if (!still_served(e.source, e.identity, e.sha256, true) || !still_served(metadata, e.metadata_identity, e.metadata_sha256, false))
@@ -207,20 +215,22 @@ void read_settings(const json& m, KeptSettings& kept) {
   if (m.contains("variants") && m["variants"].is_boolean()) kept.variants = m["variants"].get<bool>();
 }
 
-// The manifest's files, each turned into a Recorded as soon as the parser
-// has it and dropped from the document: memory is one file's JSON, not the
-// site's.
-std::vector<Recorded> parse_manifest(const fs::path& site, const fs::path& manifest, KeptSettings& kept) {
+// The manifest's files, each turned into an entry of `entries` as soon as
+// the parser has it and dropped from the document: memory is one file's
+// JSON, not the site's. The first of two entries with one filename counts.
+std::vector<Pending> parse_manifest(const fs::path& site, const fs::path& manifest, KeptSettings& kept, std::map<std::string, Entry>& entries) {
   const std::string bad = "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory";
   std::ifstream in(manifest, std::ios::binary);
-  std::vector<Recorded> files;
+  std::vector<Pending> files;
   bool files_array = false;
   json::parser_callback_t take = [&](int depth, json::parse_event_t event, json& parsed) {
     if (depth > kManifestDepth) throw Error(ErrorKind::input, bad);
     if (depth == 1 && event == json::parse_event_t::key) files_array = parsed == "files";
     if (depth == 2 && event == json::parse_event_t::object_end && files_array) {
       if (files.size() == kManifestFiles) throw Error(ErrorKind::input, "'" + manifest.string() + "' lists more than 1,000,000 files; split the site");
-      files.push_back(recorded_entry(parsed, site, manifest));
+      Recorded r = recorded_entry(parsed, site, manifest);
+      std::string name = r.e.filename;
+      if (auto [it, added] = entries.emplace(std::move(name), std::move(r.e)); added) files.push_back({&it->second, r.gpu, r.hub, r.signature});
       return false;
     }
     return true;
@@ -240,18 +250,16 @@ fs::path identities_path(const fs::path& site) { return site.parent_path() / (".
 
 // filename -> its three identities, as the last run on this site left them;
 // empty when there are none or they cannot be read (then files are hashed).
-void read_identities(const fs::path& site, std::vector<Recorded>& files) {
+void read_identities(const fs::path& site, std::map<std::string, Entry>& entries) {
   std::ifstream in(identities_path(site), std::ios::binary);
   if (!in) return;
-  std::map<std::string, Recorded*> by_name;
-  for (auto& r : files) by_name.emplace(r.e.filename, &r);
   std::string line;
   while (std::getline(in, line)) {
     const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) continue;
-    auto it = by_name.find(text(j, "filename"));
-    if (it == by_name.end()) continue;
-    Entry& e = it->second->e;
+    auto it = entries.find(text(j, "filename"));
+    if (it == entries.end()) continue;
+    Entry& e = it->second;
     e.identity = recorded_identity(j, "identity");
     e.metadata_identity = recorded_identity(j, "metadata_identity");
     e.source_identity = recorded_identity(j, "source_identity");
@@ -295,14 +303,10 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
                                         ", so kwheel did not write it; pass --out with a new or empty directory");
     return entries;
   }
-  std::vector<Recorded> files = parse_manifest(site, manifest, kept);
-  read_identities(site, files);
+  const std::vector<Pending> files = parse_manifest(site, manifest, kept, entries);
+  read_identities(site, entries);
   const bool same_policy = kept.signature_policy == signature_policy(o.signatures);
   for_each_parallel(files.size(), o.jobs, [&](size_t i) { check_recorded(files[i], same_policy, o); });
-  for (auto& r : files) {
-    std::string name = r.e.filename;
-    entries.emplace(std::move(name), std::move(r.e));
-  }
   return entries;
 }
 
@@ -381,9 +385,9 @@ void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& 
 
 void record_variants(const VariantIndexReport& report, std::map<std::string, Entry>& entries) {
   for (const auto& w : report.wheels)
-    if (auto it = entries.find(w.source); it != entries.end()) it->second.variant = RecordedVariant{w, ""};
+    if (auto it = entries.find(w.source); it != entries.end()) it->second.variant = std::make_shared<const RecordedVariant>(RecordedVariant{w, ""});
   for (const auto& l : report.left_out)
-    if (auto it = entries.find(l.filename); it != entries.end()) it->second.variant = RecordedVariant{std::nullopt, l.reason};
+    if (auto it = entries.find(l.filename); it != entries.end()) it->second.variant = std::make_shared<const RecordedVariant>(RecordedVariant{std::nullopt, l.reason});
 }
 
 void write_manifest(const fs::path& root, const std::map<std::string, Entry>& entries, const KeptSettings& kept) {
