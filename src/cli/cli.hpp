@@ -106,5 +106,9 @@ std::string checked_index_url(const std::string& option, const std::string& valu
 // *.whl), directories expanded to their *.whl files (sorted, hidden ones
 // skipped). Throws Error(not_found/input) naming the argument.
 std::vector<std::filesystem::path> wheel_files(const std::vector<std::string>& inputs);
+// The same as strings: a site of 20,000 wheels given as a directory holds
+// them for the whole run, and a path keeps each component as another path
+// (~400 bytes a wheel, 8.7 MB at 20,000: heaptrack).
+std::vector<std::string> wheel_file_names(const std::vector<std::string>& inputs);
 
 }  // namespace kwheel::cli

@@ -119,7 +119,7 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
     // one a site keeps from an earlier run.
     if (!a->deps_index.empty()) o.deps_index = checked_index_url("--deps-index-url", a->deps_index, "URL");
     if (!a->base_url.empty()) o.base_url = checked_index_url("--base-url", a->base_url, "URL");
-    SiteReport r = build_site(wheel_files(a->inputs), o);
+    SiteReport r = build_site(wheel_file_names(a->inputs), o);
     exit_code = 0;
     warn_invalid_signatures(r, out);
     std::vector<std::string> pages;

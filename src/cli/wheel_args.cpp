@@ -7,13 +7,18 @@ namespace kwheel::cli {
 namespace fs = std::filesystem;
 
 std::vector<fs::path> wheel_files(const std::vector<std::string>& inputs) {
-  std::vector<fs::path> out;
+  const std::vector<std::string> names = wheel_file_names(inputs);
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> wheel_file_names(const std::vector<std::string>& inputs) {
+  std::vector<std::string> out;
   for (const auto& in : inputs) {
     std::error_code ec;
     if (fs::is_directory(in, ec)) {
-      std::vector<fs::path> found;
+      std::vector<std::string> found;
       for (const auto& e : fs::directory_iterator(in))
-        if (e.is_regular_file() && e.path().extension() == ".whl" && !e.path().filename().string().starts_with(".")) found.push_back(e.path());
+        if (e.is_regular_file() && e.path().extension() == ".whl" && !e.path().filename().string().starts_with(".")) found.push_back(e.path().string());
       if (found.empty()) throw Error(ErrorKind::not_found, "directory '" + in + "' holds no .whl file; build some with `kwheel build`");
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());

@@ -281,7 +281,7 @@ std::set<std::string> stable_projects(const std::map<std::string, Entry>& entrie
 
 }  // namespace
 
-SiteReport build_site(const std::vector<fs::path>& wheels, const SiteOptions& o) {
+SiteReport build_site(const std::vector<std::string>& wheels, const SiteOptions& o) {
   if (o.out.empty()) throw Error(ErrorKind::usage, "--out SITE is required");
   // Before anything is read or written: the URLs go into pasted shell lines.
   check_page_url("--base-url", o.base_url);

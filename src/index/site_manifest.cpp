@@ -319,7 +319,7 @@ void check_unrecorded(const fs::path& served, const Entry& e) {
                                     "the file if no one installed it");
 }
 
-void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
+void add_wheels(const std::vector<std::string>& wheels, const SiteOptions& o, const fs::path& site, std::map<std::string, Entry>& entries,
                 SiteReport& report, const std::function<void(Entry&)>& stage) {
   using SiteWheel = std::map<std::string, Entry>::value_type;
   // A wheel whose file is the one the site indexed (the site's own file,
@@ -327,7 +327,7 @@ void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const
   std::vector<const SiteWheel*> known(wheels.size(), nullptr);
   std::vector<size_t> to_read;
   for (size_t i = 0; i < wheels.size(); ++i) {
-    auto it = entries.find(wheels[i].filename().string());
+    auto it = entries.find(fs::path(wheels[i]).filename().string());
     const auto id = identity_of(wheels[i]);
     if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &*it;
     else to_read.push_back(i);
@@ -352,14 +352,14 @@ void add_wheels(const std::vector<fs::path>& wheels, const SiteOptions& o, const
 
   // filename -> first path given, its sha256: views of the wheels' own
   // strings, which stay put (in `entries`, or in `read` until the end).
-  std::map<std::string_view, std::pair<const fs::path*, const std::string*>> given;
+  std::map<std::string_view, std::pair<const std::string*, const std::string*>> given;
   for (size_t i = 0; i < wheels.size(); ++i) {
-    const fs::path& w = wheels[i];
+    const std::string& w = wheels[i];
     const std::string& filename = known[i] ? known[i]->first : fresh[i]->key();
     const std::string& sha256 = known[i] ? known[i]->second.sha256 : fresh[i]->mapped().sha256;
     if (auto [first, added] = given.try_emplace(filename, &w, &sha256); !added) {
       if (*first->second.second == sha256) continue;  // the same file twice (a file and its directory), or a copy
-      throw Error(ErrorKind::input, "two different wheels are named '" + filename + "': '" + first->second.first->string() + "' and '" + w.string() +
+      throw Error(ErrorKind::input, "two different wheels are named '" + filename + "': '" + *first->second.first + "' and '" + w +
                                         "'; an index serves one file per name: pass only one of them");
     }
     auto it = entries.find(filename);

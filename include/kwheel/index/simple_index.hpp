@@ -98,7 +98,7 @@ struct SiteReport {
 // that brings nothing new, with the same settings, writes nothing. Refuses a wheel whose filename
 // is already in the site with other bytes, a site file whose bytes changed
 // since it was indexed, and a non-empty SITE that kwheel did not write.
-SiteReport build_site(const std::vector<std::filesystem::path>& wheels, const SiteOptions& options);
+SiteReport build_site(const std::vector<std::string>& wheels, const SiteOptions& options);
 
 // Refuses (Error(usage), naming `option` and the fix) a URL the kernel
 // pages cannot put into a pasted install line as one shell word: a control

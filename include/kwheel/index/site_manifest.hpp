@@ -92,7 +92,7 @@ void check_unrecorded(const std::filesystem::path& served, const Entry& e);
 // `stage` is called (on the reading thread) for each wheel read, to write
 // its METADATA out at once: a site of 20,000 new wheels does not hold them
 // all in memory.
-void add_wheels(const std::vector<std::filesystem::path>& wheels, const SiteOptions& o, const std::filesystem::path& site,
+void add_wheels(const std::vector<std::string>& wheels, const SiteOptions& o, const std::filesystem::path& site,
                 std::map<std::string, Entry>& entries, SiteReport& report, const std::function<void(Entry&)>& stage = {});
 
 // Every wheel of the site whose page shows it unsigned or failed, as the
