@@ -60,9 +60,4 @@ void TempDir::release() {
   on_interrupt_.reset();
 }
 
-void TempDir::reset_to(std::filesystem::path other) {
-  path_ = std::move(other);
-  on_interrupt_ = std::make_unique<RemoveOnInterrupt>(path_);
-}
-
 }  // namespace kwheel

@@ -32,9 +32,6 @@ class TempDir {
   void keep();
   // It was renamed into place: no longer ours to remove.
   void release();
-  // From now on `path()` is another directory (index's swapped-out old
-  // site) that goes away with this object instead.
-  void reset_to(std::filesystem::path other);
 
  private:
   TempDir(const std::filesystem::path& parent, const std::string& prefix, std::string_view purpose);

@@ -89,13 +89,15 @@ struct SiteReport {
   bool rewritten = true;  // false: nothing had changed, the site was left as it was
 };
 
-// Builds SITE from its current wheels plus `wheels` in a temporary directory
-// beside it, then swaps it in with one rename (RENAME_EXCHANGE): readers see
-// the old site or the new one, never a mix. Wheels the site already holds
-// are not read again (their manifest records are trusted while the files'
-// identities hold), their files are hard links of the old site's, and a
-// page whose bytes did not change is the old page's file (same mtime). A run
-// that brings nothing new, with the same settings, writes nothing. Refuses a wheel whose filename
+// Adds `wheels` to SITE. A new site is written in a temporary directory
+// beside it and renamed into place; an existing one is updated in place
+// (site_directory.hpp's commit_in_place): tonight's files and the pages
+// whose bytes changed are written beside it and moved in, files before the
+// pages that name them, each page replaced whole. Wheels the site already
+// holds are not read again (their manifest records are trusted while the
+// files' identities hold), its files are never touched again, and a page
+// whose bytes did not change keeps its file (same mtime). A run that brings
+// nothing new, with the same settings, writes nothing. Refuses a wheel whose filename
 // is already in the site with other bytes, a site file whose bytes changed
 // since it was indexed, and a non-empty SITE that kwheel did not write.
 SiteReport build_site(const std::vector<std::string>& wheels, const SiteOptions& options);
