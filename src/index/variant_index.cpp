@@ -135,6 +135,7 @@ class Writer {
   IndexFile written_file(const fs::path& file, const std::string& version) const;
   IndexFile url_of(const std::string& filename, const std::string& version) const;
   std::optional<std::pair<std::string, fs::path>> reused(const std::string& filename) const;
+  bool kept(const fs::path& rel) const;
   fs::path files_, reuse_;
   std::string base_;
   const site::PageSink& sink_;
@@ -163,16 +164,23 @@ IndexFile Writer::written_file(const fs::path& file, const std::string& version)
 // which never change under one name, and of kwheel's version, which
 // build_site checks before it names the site (`reuse`).
 std::optional<std::pair<std::string, fs::path>> Writer::reused(const std::string& filename) const {
-  if (reuse_.empty()) return std::nullopt;
   const fs::path rel = fs::path(kVariantsDir) / "files" / filename;
-  const fs::path old = reuse_ / rel;
-  std::ifstream in(fs::path(old) += ".metadata", std::ios::binary);
+  if (!kept(rel)) return std::nullopt;
+  std::ifstream in(fs::path(reuse_ / rel) += ".metadata", std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  if (!in || !fs::is_regular_file(old)) return std::nullopt;
+  if (!in) return std::nullopt;
+  return std::make_pair(bytes.str(), reuse_ / rel);
+}
+
+// The site (`reuse`) holds the variant wheel REL and its .metadata: both
+// stay as they are, the new site's without a write.
+bool Writer::kept(const fs::path& rel) const {
+  std::error_code ec;
+  if (reuse_.empty() || !fs::is_regular_file(reuse_ / rel, ec) || !fs::is_regular_file(fs::path(reuse_ / rel) += ".metadata", ec)) return false;
   sink_.note(rel);
   sink_.note(fs::path(rel) += ".metadata");
-  return std::make_pair(bytes.str(), old);
+  return true;
 }
 
 // The variant wheel an earlier run derived from this build, listed from its
@@ -180,15 +188,11 @@ std::optional<std::pair<std::string, fs::path>> Writer::reused(const std::string
 // done) when the site no longer holds that file.
 bool Writer::add_recorded(const Candidate& c, VariantIndexReport& report) {
   const VariantWheel& w = *c.recorded;
-  const fs::path rel = fs::path(kVariantsDir) / "files" / w.filename;
-  std::error_code ec;
-  if (reuse_.empty() || !fs::is_regular_file(reuse_ / rel, ec) || !fs::is_regular_file(fs::path(reuse_ / rel) += ".metadata", ec)) return false;
+  if (!kept(fs::path(kVariantsDir) / "files" / w.filename)) return false;
   if (!taken_.insert(w.filename).second) {
     report.left_out.push_back({c.source->filename, "the same variant as another build (" + w.filename + ")"});
     return true;
   }
-  sink_.note(rel);
-  sink_.note(fs::path(rel) += ".metadata");
   IndexFile f = url_of(w.filename, w.version);
   f.sha256 = w.sha256;
   f.size = w.size;
