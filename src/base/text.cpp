@@ -56,6 +56,8 @@ size_t printable_length(std::string_view text, size_t i) {
 
 }  // namespace
 
+size_t utf8_length_at(std::string_view text, size_t i) { return utf8_length(text, i); }
+
 bool valid_utf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = utf8_length(text, i);

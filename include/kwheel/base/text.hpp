@@ -51,6 +51,10 @@ std::string printable(std::string_view text);
 // surrogates, nothing above U+10FFFF), as Python's strict decoder wants it.
 bool valid_utf8(std::string_view text);
 
+// The length of the well-formed UTF-8 sequence at text[i] (i < size), or 0
+// where it is not one: what valid_utf8 checks, one sequence at a time.
+size_t utf8_length_at(std::string_view text, size_t i);
+
 // Where printable() would first escape a byte of `text` (a C0 or C1
 // control, DEL, or a byte that is not valid UTF-8), or npos: the rule for
 // text that must go out as it is, such as a METADATA header value. Other
