@@ -18,6 +18,7 @@
 #include "kwheel/hub/url.hpp"
 #include "kwheel/index/matrix_page.hpp"
 #include "kwheel/index/site_directory.hpp"
+#include "kwheel/index/site_identities.hpp"
 #include "kwheel/index/site_manifest.hpp"
 #include "kwheel/index/site_wheels.hpp"
 #include "kwheel/packaging/pep440.hpp"

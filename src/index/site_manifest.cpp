@@ -14,8 +14,10 @@
 
 #include "kwheel/base/digest.hpp"
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/json_text.hpp"
 #include "kwheel/base/test_seam.hpp"
 #include "kwheel/index/site_directory.hpp"
+#include "kwheel/index/site_identities.hpp"
 #include "kwheel/index/site_wheels.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
@@ -48,29 +50,41 @@ SignatureStanding standing_of(const std::string& s) {
   return SignatureStanding::none;
 }
 
-json variant_json(const RecordedVariant& v) {
-  if (!v.wheel) return {{"left_out", v.left_out}};
-  const VariantWheel& w = *v.wheel;
-  return {{"filename", w.filename}, {"index", w.index},         {"version", w.version},
-          {"label", w.label},       {"properties", w.properties}, {"evidence", w.evidence},
-          {"unclaimed", w.unclaimed}, {"sha256", w.sha256},     {"size", w.size},
-          {"requires_python", w.requires_python}, {"metadata_sha256", w.metadata_sha256}};
+// Keys in nlohmann's order (sorted): the manifest is the same bytes as when
+// it was built as json objects and dumped (tests/unit/index/site_manifest_test.cpp).
+void write_variant(JsonWriter& w, const RecordedVariant& v) {
+  w.begin_object();
+  if (!v.wheel) {
+    w.field("left_out", v.left_out);
+    w.end_object();
+    return;
+  }
+  const VariantWheel& x = *v.wheel;
+  w.key("evidence").strings(x.evidence).field("filename", x.filename).field("index", x.index).field("label", x.label);
+  w.field("metadata_sha256", x.metadata_sha256).key("properties").begin_object();
+  for (const auto& [ns, features] : x.properties) {
+    w.key(ns).begin_object();
+    for (const auto& [feature, values] : features) w.key(feature).strings(values);
+    w.end_object();
+  }
+  w.end_object().field("requires_python", x.requires_python).field("sha256", x.sha256).field("size", x.size);
+  w.key("unclaimed").strings(x.unclaimed).field("version", x.version).end_object();
 }
 
-json identity_json(const FileIdentity& id) { return {{"size", id.size}, {"mtime_ns", id.mtime_ns}, {"ino", id.ino}, {"dev", id.dev}}; }
+void write_file_entry(std::string& out, const std::string& name, const Entry& e) {
+  JsonWriter w(out);
+  w.begin_object().field("filename", name).key("gpu_code").strings(e.gpu_code);
+  w.key("hub").begin_object().field("commit", e.hub_commit).field("repo", e.hub_repo).field("url", e.hub_url).end_object();
+  w.field("metadata_sha256", e.metadata_sha256).field("project", e.project).field("requires_python", e.requires_python).field("sha256", e.sha256);
+  w.key("signature").begin_object().field("reason", e.signature.reason).field("standing", standing_name(e.signature.standing));
+  w.field("summary", e.signature.summary).end_object().field("size", e.size);
+  if (e.variant) write_variant(w.key("variant"), *e.variant);
+  w.field("version", e.version).end_object();
+}
 
 // The manifest is on disk, where anyone may have edited it: every field
 // type-checked (nlohmann's get() throws on a wrong type).
 std::string text(const json& f, const char* key) { return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string(); }
-
-std::optional<FileIdentity> recorded_identity(const json& f, const char* key) {
-  if (!f.contains(key) || !f[key].is_object()) return std::nullopt;
-  const json& j = f[key];
-  for (const char* k : {"size", "ino", "dev"})
-    if (!j.contains(k) || !j[k].is_number_unsigned()) return std::nullopt;
-  if (!j.contains("mtime_ns") || !j["mtime_ns"].is_number_integer()) return std::nullopt;
-  return FileIdentity{j["size"].get<uint64_t>(), j["mtime_ns"].get<int64_t>(), j["ino"].get<uint64_t>(), j["dev"].get<uint64_t>()};
-}
 
 std::vector<std::string> strings(const json& f, const char* key) {
   std::vector<std::string> out;
@@ -242,55 +256,7 @@ std::vector<Pending> parse_manifest(const fs::path& site, const fs::path& manife
   return files;
 }
 
-// Where the identities live: beside SITE, as the lock does, not in it. They
-// are this machine's (inode numbers, mtimes), so kwheel-index.json stays the
-// same bytes for the same wheels (a site built twice, or copied, is the same
-// site), and a site copied elsewhere without them has each file hashed once.
-fs::path identities_path(const fs::path& site) { return site.parent_path() / ("." + site.filename().string() + ".kwheel-identities"); }
-
-// filename -> its three identities, as the last run on this site left them;
-// empty when there are none or they cannot be read (then files are hashed).
-void read_identities(const fs::path& site, std::map<std::string, Entry>& entries) {
-  std::ifstream in(identities_path(site), std::ios::binary);
-  if (!in) return;
-  std::string line;
-  while (std::getline(in, line)) {
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) continue;
-    auto it = entries.find(text(j, "filename"));
-    if (it == entries.end()) continue;
-    Entry& e = it->second;
-    e.identity = recorded_identity(j, "identity");
-    e.metadata_identity = recorded_identity(j, "metadata_identity");
-    e.source_identity = recorded_identity(j, "source_identity");
-  }
-}
-
 }  // namespace
-
-void write_identities(const fs::path& site, const std::map<std::string, Entry>& entries) {
-  const fs::path path = identities_path(site);
-  const fs::path tmp = fs::path(path) += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    for (const auto& [name, e] : entries) {
-      json f{{"filename", name}};
-      if (e.identity) f["identity"] = identity_json(*e.identity);
-      if (e.metadata_identity) f["metadata_identity"] = identity_json(*e.metadata_identity);
-      if (e.source_identity) f["source_identity"] = identity_json(*e.source_identity);
-      out << f.dump() << "\n";
-    }
-    out.close();
-    // A cache: without it the next run hashes the site's files once more.
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-}
 
 std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept, const SiteOptions& o) {
   std::map<std::string, Entry> entries;
@@ -403,16 +369,12 @@ void write_manifest(const fs::path& root, const std::map<std::string, Entry>& en
   const fs::path path = root / kManifest;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text << ",\n\"files\": [";
+  std::string line;
   bool first = true;
   for (const auto& [name, e] : entries) {
-    json f{{"filename", name},         {"project", e.project},
-           {"version", e.version},     {"sha256", e.sha256},
-           {"size", e.size},           {"requires_python", e.requires_python},
-           {"metadata_sha256", e.metadata_sha256}, {"gpu_code", e.gpu_code},
-           {"hub", {{"repo", e.hub_repo}, {"commit", e.hub_commit}, {"url", e.hub_url}}},
-           {"signature", {{"summary", e.signature.summary}, {"standing", standing_name(e.signature.standing)}, {"reason", e.signature.reason}}}};
-    if (e.variant) f["variant"] = variant_json(*e.variant);
-    out << (first ? "\n" : ",\n") << f.dump();
+    line.assign(first ? "\n" : ",\n");
+    write_file_entry(line, name, e);
+    out << line;
     first = false;
   }
   out << "\n]}\n";

@@ -99,11 +99,6 @@ void add_wheels(const std::vector<std::string>& wheels, const SiteOptions& o, co
 // pages show them all (a kept wheel's signature is checked again each run).
 void report_signatures(const std::map<std::string, Entry>& entries, SiteReport& report);
 
-// The identities of SITE's files (Entry::identity and the others), for the
-// next run: beside SITE (.SITE.kwheel-identities), written after the swap.
-// A cache only: missing or stale, the files are hashed instead.
-void write_identities(const std::filesystem::path& site, const std::map<std::string, Entry>& entries);
-
 // Each build's outcome in the variant index (`report`), kept in its entry
 // for the manifest.
 void record_variants(const VariantIndexReport& report, std::map<std::string, Entry>& entries);
