@@ -11,71 +11,129 @@
 namespace kwheel {
 namespace {
 
-long long num(const std::string& s) {
+long long num(std::string_view s) {
   long long v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) throw Error(ErrorKind::input, "version number '" + s + "' is too large");
+  if (ec != std::errc() || p != s.data() + s.size()) throw Error(ErrorKind::input, "version number '" + std::string(s) + "' is too large");
   return v;
 }
 
-// The regex from PEP 440 appendix B (packaging.version.VERSION_PATTERN).
-const std::regex& version_regex() {
-  static const std::regex re(
-      R"(^\s*v?(?:([0-9]+)!)?([0-9]+(?:\.[0-9]+)*))"
-      R"(([-_\.]?(a|b|c|rc|alpha|beta|pre|preview)[-_\.]?([0-9]+)?)?)"
-      R"(((?:-([0-9]+))|(?:[-_\.]?(post|rev|r)[-_\.]?([0-9]+)?))?)"
-      R"(([-_\.]?(dev)[-_\.]?([0-9]+)?)?)"
-      R"((?:\+([a-z0-9]+(?:[-_\.][a-z0-9]+)*))?\s*$)",
-      std::regex::icase | std::regex::ECMAScript | std::regex::optimize);
-  return re;
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_sep(char c) { return c == '-' || c == '_' || c == '.'; }
+bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
+// What \s is to std::regex in the "C" locale, as packaging's \s is for ASCII.
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// A cursor over the lowercased text, read as the regex of PEP 440 appendix
+// B (packaging.version.VERSION_PATTERN) reads it:
+//   \s* v? (N!)? N(.N)* ([-_.]? (a|b|c|rc|alpha|beta|pre|preview) [-_.]? N?)?
+//   (-N | [-_.]? (post|rev|r) [-_.]? N?)? ([-_.]? dev [-_.]? N?)?
+//   (+ L([-_.]L)*)? \s*
+// by hand, not with std::regex: a site's run parses every wheel's version
+// more than once, and the regex was a twentieth of a run that adds 8 wheels.
+// Where the regex's alternation could backtrack, the longest word is taken
+// first: a shorter one ("a" of "alpha", "r" of "rev") leaves letters that
+// no later part can start with, so the regex takes the longer one too. A
+// separator after a word with no number is taken with it: each later part's
+// own separator is optional, so it matches the rest either way.
+struct Scan {
+  std::string_view s;
+  size_t i = 0;
+
+  char peek(size_t k = 0) const { return i + k < s.size() ? s[i + k] : '\0'; }
+  std::optional<long long> number() {
+    const size_t start = i;
+    while (is_digit(peek())) ++i;
+    if (i == start) return std::nullopt;
+    return num(s.substr(start, i - start));
+  }
+  bool word(std::initializer_list<std::string_view> words, std::string_view& found) {
+    for (std::string_view w : words)
+      if (s.substr(i).starts_with(w)) {
+        i += w.size();
+        found = w;
+        return true;
+      }
+    return false;
+  }
+  // [-_.]? WORD: the word, or nothing (and the cursor where it was).
+  bool separated_word(std::initializer_list<std::string_view> words, std::string_view& found) {
+    const size_t at = i;
+    if (is_sep(peek())) ++i;
+    if (word(words, found)) return true;
+    i = at;
+    return false;
+  }
+  // [-_.]? N? after a word; no number is 0.
+  long long word_number() {
+    if (is_sep(peek())) ++i;
+    return number().value_or(0);
+  }
+};
+
+// "+L([-_.]L)*" into `v`: normalised as packaging writes it (separators as
+// ".", numeric parts without leading zeros: "+01" is "+1").
+bool read_local(Scan& in, std::string& text, std::vector<std::variant<long long, std::string>>& parts) {
+  while (true) {
+    const size_t start = in.i;
+    while (is_alnum(in.peek())) ++in.i;
+    if (in.i == start) return false;
+    const std::string_view part = in.s.substr(start, in.i - start);
+    if (!text.empty()) text += '.';
+    if (std::all_of(part.begin(), part.end(), is_digit)) {
+      parts.emplace_back(num(part));
+      text += std::to_string(std::get<long long>(parts.back()));
+    } else {
+      parts.emplace_back(std::string(part));
+      text += part;
+    }
+    if (!is_sep(in.peek()) || !is_alnum(in.peek(1))) return true;
+    ++in.i;
+  }
 }
 
 }  // namespace
 
 std::optional<Version> Version::try_parse(std::string_view text) {
-  // std::regex recurses per character and overflows the stack on long input
-  // (versions come from wheel filenames, METADATA and index pages). No file
-  // name, so no distribution, carries a version this long.
+  // No file name, so no distribution, carries a version this long.
   if (text.size() > kMaxVersionLength) return std::nullopt;
-  std::string t = ascii_lower(text);
-  std::smatch m;
-  if (!std::regex_match(t, m, version_regex())) return std::nullopt;
+  const std::string lowered = ascii_lower(text);
+  Scan in{lowered};
   Version v;
   try {
-    if (m[1].matched) v.epoch_ = num(m[1]);
-    std::string rel = m[2];
-    size_t start = 0;
-    while (true) {
-      size_t dot = rel.find('.', start);
-      v.release_.push_back(num(rel.substr(start, dot - start)));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
+    while (is_space(in.peek())) ++in.i;
+    if (in.peek() == 'v') ++in.i;
+    size_t end = in.i;
+    while (end < lowered.size() && is_digit(lowered[end])) ++end;
+    if (end > in.i && end < lowered.size() && lowered[end] == '!') {
+      v.epoch_ = *in.number();
+      ++in.i;
     }
-    if (m[3].matched) {
-      std::string l = m[4];
-      char k = (l == "a" || l == "alpha") ? 'a' : (l == "b" || l == "beta") ? 'b' : 'c';
-      v.pre_ = std::make_pair(k, m[5].matched ? num(m[5]) : 0LL);
+    auto first = in.number();
+    if (!first) return std::nullopt;
+    v.release_.push_back(*first);
+    while (in.peek() == '.' && is_digit(in.peek(1))) {
+      ++in.i;
+      v.release_.push_back(*in.number());
     }
-    if (m[6].matched) v.post_ = m[7].matched ? num(m[7]) : (m[9].matched ? num(m[9]) : 0LL);
-    if (m[10].matched) v.dev_ = m[12].matched ? num(m[12]) : 0LL;
-    if (m[13].matched) {
-      std::string local = m[13];
-      std::replace(local.begin(), local.end(), '-', '.');
-      std::replace(local.begin(), local.end(), '_', '.');
-      v.local_str_ = local;
-      size_t s = 0;
-      while (true) {
-        size_t dot = local.find('.', s);
-        std::string seg = local.substr(s, dot - s);
-        bool digits = std::all_of(seg.begin(), seg.end(), [](unsigned char c) { return std::isdigit(c); });
-        if (digits) v.local_.emplace_back(num(seg));
-        else v.local_.emplace_back(seg);
-        if (dot == std::string::npos) break;
-        s = dot + 1;
-      }
+    std::string_view w;
+    if (in.separated_word({"preview", "alpha", "beta", "pre", "rc", "a", "b", "c"}, w))
+      v.pre_ = std::make_pair(w[0] == 'a' ? 'a' : w[0] == 'b' ? 'b' : 'c', in.word_number());
+    if (in.peek() == '-' && is_digit(in.peek(1))) {
+      ++in.i;
+      v.post_ = *in.number();
+    } else if (in.separated_word({"post", "rev", "r"}, w)) {
+      v.post_ = in.word_number();
     }
+    if (in.separated_word({"dev"}, w)) v.dev_ = in.word_number();
+    if (in.peek() == '+') {
+      ++in.i;
+      if (!read_local(in, v.local_str_, v.local_)) return std::nullopt;
+    }
+    while (is_space(in.peek())) ++in.i;
+    if (in.i != lowered.size()) return std::nullopt;
   } catch (const Error&) {
-    return std::nullopt;
+    return std::nullopt;  // a number too large for a long long
   }
   // The normal form can be longer than the text ("c1" is "rc1", "1-1" is
   // "1.post1"): bound it too, so that every version read here can be

@@ -6,12 +6,43 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/text.hpp"
 
 using namespace kwheel;
 
 namespace {
 Version V(const char* s) { return Version::parse(s); }
+
+// The lines of one of tests/data/pep440/'s files (written by its
+// generate.py with packaging), without the header.
+std::vector<std::string> packaging_lines(const char* name) {
+  std::ifstream in(std::string(KWHEEL_SOURCE_DIR) + "/tests/data/pep440/" + name);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.starts_with("#")) out.push_back(line);
+  return out;
+}
+
+// Python's unicode_escape, for the ASCII the generator writes.
+std::string unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char c = s[++i];
+    if (c == 't') out += '\t';
+    else if (c == 'n') out += '\n';
+    else if (c == 'r') out += '\r';
+    else if (c == 'x') out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)), i += 2;
+    else out += c;
+  }
+  return out;
+}
 bool in(const char* spec, const char* v, bool pre = false) { return SpecifierSet::parse(spec).contains(V(v), pre); }
 }  // namespace
 
@@ -237,4 +268,49 @@ TEST(Pep440, HugeSpecifierIsAUsageErrorNotACrash) {
     EXPECT_NE(std::string(e.what()).find("over the 1024-byte limit"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(SpecifierSet::parse(">=1,<2"));
+}
+
+// A number of 19 digits or more: Python's ints have no bound, kwheel's are
+// 64-bit and it refuses a version that does not fit (no real one is close).
+bool beyond_64_bits(std::string_view s) {
+  size_t run = 0;
+  for (char c : s) {
+    run = (c >= '0' && c <= '9') ? run + 1 : 0;
+    if (run >= 19) return true;
+  }
+  return false;
+}
+
+// packaging (the PyPA's reference implementation) decides: 6,000 strings
+// built from the grammar's pieces, each valid or not as packaging says, and
+// normalised as packaging writes it.
+TEST(Pep440, ParsesAsPackagingDoes) {
+  const auto lines = packaging_lines("packaging.tsv");
+  ASSERT_GT(lines.size(), 5000u);
+  for (const auto& line : lines) {
+    const size_t tab = line.rfind('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    const std::string input = unescape(std::string_view(line).substr(0, tab)), expected = line.substr(tab + 1);
+    const auto v = Version::try_parse(input);
+    if (beyond_64_bits(input)) EXPECT_FALSE(v) << printable(input);
+    else if (expected == "invalid") EXPECT_FALSE(v) << printable(input) << " -> " << v->str();
+    else if (!v) ADD_FAILURE() << printable(input) << " is " << expected << " to packaging";
+    else EXPECT_EQ(v->str(), expected) << printable(input);
+  }
+}
+
+TEST(Pep440, OrdersAsPackagingDoes) {
+  const auto lines = packaging_lines("packaging-sorted.txt");
+  ASSERT_GT(lines.size(), 2000u);
+  std::optional<Version> before;
+  for (const auto& line : lines) {
+    const size_t tab = line.find('\t');
+    if (beyond_64_bits(line)) continue;
+    const Version v = Version::parse(line.substr(tab + 1));
+    if (before) {
+      if (line.starts_with("==")) EXPECT_EQ(*before, v) << before->str() << " == " << v.str();
+      else EXPECT_LT(*before, v) << before->str() << " < " << v.str();
+    }
+    before = v;
+  }
 }
