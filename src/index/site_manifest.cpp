@@ -18,6 +18,7 @@
 #include "kwheel/base/test_seam.hpp"
 #include "kwheel/index/site_directory.hpp"
 #include "kwheel/index/site_identities.hpp"
+#include "kwheel/index/site_manifest_reader.hpp"
 #include "kwheel/index/site_wheels.hpp"
 #include "kwheel/wheel/wheel_reader.hpp"
 
@@ -28,10 +29,6 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kManifest = "kwheel-index.json";
-constexpr const char* kManifestFormat = "kwheel-index 1";
-// kwheel's own manifest: no file is deeper than this, nor the site larger.
-constexpr int kManifestDepth = 8;
-constexpr size_t kManifestFiles = 1000000;
 
 const char* standing_name(SignatureStanding s) {
   switch (s) {
@@ -43,12 +40,6 @@ const char* standing_name(SignatureStanding s) {
   return "none";
 }
 
-SignatureStanding standing_of(const std::string& s) {
-  if (s == "trusted") return SignatureStanding::trusted;
-  if (s == "unsigned") return SignatureStanding::unsigned_;
-  if (s == "invalid") return SignatureStanding::invalid;
-  return SignatureStanding::none;
-}
 
 // Keys in nlohmann's order (sorted): the manifest is the same bytes as when
 // it was built as json objects and dumped (tests/unit/index/site_manifest_test.cpp).
@@ -82,61 +73,7 @@ void write_file_entry(std::string& out, const std::string& name, const Entry& e)
   w.field("version", e.version).end_object();
 }
 
-// The manifest is on disk, where anyone may have edited it: every field
-// type-checked (nlohmann's get() throws on a wrong type).
-std::string text(const json& f, const char* key) { return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string(); }
 
-std::vector<std::string> strings(const json& f, const char* key) {
-  std::vector<std::string> out;
-  if (f.contains(key) && f[key].is_array())
-    for (const auto& v : f[key])
-      if (v.is_string()) out.push_back(v.get<std::string>());
-  return out;
-}
-
-// A recorded variant outcome, or nothing where any part is not what kwheel
-// writes (the build is then derived again: a cache, not a source of truth).
-std::optional<RecordedVariant> recorded_variant(const json& f) {
-  if (!f.contains("variant") || !f["variant"].is_object()) return std::nullopt;
-  const json& v = f["variant"];
-  RecordedVariant r;
-  if (v.contains("left_out")) {
-    r.left_out = text(v, "left_out");
-    return r.left_out.empty() ? std::nullopt : std::optional(r);
-  }
-  VariantWheel w;
-  w.filename = text(v, "filename");
-  w.index = text(v, "index");
-  w.version = text(v, "version");
-  w.label = text(v, "label");
-  w.sha256 = text(v, "sha256");
-  w.requires_python = text(v, "requires_python");
-  w.metadata_sha256 = text(v, "metadata_sha256");
-  w.evidence = strings(v, "evidence");
-  w.unclaimed = strings(v, "unclaimed");
-  if (!v.contains("size") || !v["size"].is_number_unsigned() || !v.contains("properties") || !v["properties"].is_object()) return std::nullopt;
-  w.size = v["size"].get<uint64_t>();
-  for (const auto& [ns, features] : v["properties"].items()) {
-    if (!features.is_object()) return std::nullopt;
-    for (const auto& [feature, values] : features.items()) {
-      if (!values.is_array()) return std::nullopt;
-      for (const auto& value : values)
-        if (value.is_string()) w.properties[ns][feature].push_back(value.get<std::string>());
-    }
-  }
-  if (w.filename.empty() || w.filename.find('/') != std::string::npos || w.filename.starts_with(".") || w.sha256.size() != 64 ||
-      w.index.find("torch") == std::string::npos || w.label.empty())
-    return std::nullopt;
-  r.wheel = std::move(w);
-  return r;
-}
-
-// One file of the manifest as recorded, and what it lacks (a site written
-// by an older kwheel): read from the served wheel on this run.
-struct Recorded {
-  Entry e;
-  bool gpu = false, hub = false, signature = false;
-};
 
 // A recorded file once it is the site's entry (a map node: a site of
 // 20,000 is held once, not in a vector and again in the map), and what it
@@ -146,37 +83,6 @@ struct Pending {
   bool gpu = false, hub = false, signature = false;
 };
 
-Recorded recorded_entry(const json& f, const fs::path& site, const fs::path& manifest) {
-  Recorded r;
-  Entry& e = r.e;
-  e.filename = text(f, "filename");
-  e.project = text(f, "project");
-  e.version = text(f, "version");
-  e.sha256 = text(f, "sha256");
-  e.size = f.is_object() && f.contains("size") && f["size"].is_number_unsigned() ? f["size"].get<uint64_t>() : 0;
-  e.requires_python = text(f, "requires_python");
-  e.metadata_sha256 = text(f, "metadata_sha256");
-  e.source = (site / "files" / e.filename).string();
-  if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.filename == "." || e.filename == ".." || e.project.empty())
-    throw Error(ErrorKind::input, "'" + manifest.string() + "' lists a malformed file entry; rebuild the site into a new directory");
-  if (f.contains("gpu_code") && f["gpu_code"].is_array()) {
-    r.gpu = true;
-    for (const auto& g : f["gpu_code"])
-      if (g.is_string()) e.gpu_code.push_back(g.get<std::string>());
-  }
-  if (f.contains("hub") && f["hub"].is_object()) {
-    r.hub = true;
-    e.hub_repo = text(f["hub"], "repo");
-    e.hub_commit = text(f["hub"], "commit");
-    e.hub_url = text(f["hub"], "url");
-  }
-  if (auto v = recorded_variant(f)) e.variant = std::make_shared<const RecordedVariant>(std::move(*v));
-  if (f.contains("signature") && f["signature"].is_object()) {
-    r.signature = true;
-    e.signature = {text(f["signature"], "summary"), standing_of(text(f["signature"], "standing")), text(f["signature"], "reason")};
-  }
-  return r;
-}
 
 // A served file must still be what was indexed: its hash is on every page.
 // Its identity unchanged since it was hashed, it is not read.
@@ -217,42 +123,16 @@ void check_recorded(const Pending& r, bool same_policy, const SiteOptions& o) {
   e.refreshed = !r.gpu || !r.signature || !same_policy || !r.hub;
 }
 
-void read_settings(const json& m, KeptSettings& kept) {
-  auto keep = [&](const char* key, std::optional<std::string>& into) {
-    if (m.contains(key) && m[key].is_string()) into = m[key].get<std::string>();
-  };
-  keep("title", kept.title);
-  keep("deps_index", kept.deps_index);
-  keep("base_url", kept.base_url);
-  keep("signature_policy", kept.signature_policy);
-  keep("kwheel_version", kept.kwheel_version);
-  if (m.contains("variants") && m["variants"].is_boolean()) kept.variants = m["variants"].get<bool>();
-}
 
-// The manifest's files, each turned into an entry of `entries` as soon as
-// the parser has it and dropped from the document: memory is one file's
-// JSON, not the site's. The first of two entries with one filename counts.
+// The manifest's files, each an entry of `entries` as soon as the parser
+// has it: memory is the entries, never the document. The first of two
+// entries with one filename counts.
 std::vector<Pending> parse_manifest(const fs::path& site, const fs::path& manifest, KeptSettings& kept, std::map<std::string, Entry>& entries) {
-  const std::string bad = "'" + manifest.string() + "' is not a " + kManifestFormat + " manifest; rebuild the site into a new directory";
-  std::ifstream in(manifest, std::ios::binary);
   std::vector<Pending> files;
-  bool files_array = false;
-  json::parser_callback_t take = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kManifestDepth) throw Error(ErrorKind::input, bad);
-    if (depth == 1 && event == json::parse_event_t::key) files_array = parsed == "files";
-    if (depth == 2 && event == json::parse_event_t::object_end && files_array) {
-      if (files.size() == kManifestFiles) throw Error(ErrorKind::input, "'" + manifest.string() + "' lists more than 1,000,000 files; split the site");
-      Recorded r = recorded_entry(parsed, site, manifest);
-      std::string name = r.e.filename;
-      if (auto [it, added] = entries.emplace(std::move(name), std::move(r.e)); added) files.push_back({&it->second, r.gpu, r.hub, r.signature});
-      return false;
-    }
-    return true;
-  };
-  json m = json::parse(in, take, /*allow_exceptions=*/false);
-  if (m.is_discarded() || !m.is_object() || !m.contains("format") || m["format"] != kManifestFormat || !m.contains("files") || !m["files"].is_array())
-    throw Error(ErrorKind::input, bad);
-  read_settings(m, kept);
+  read_manifest(manifest, site, kept, [&](RecordedFile&& r) {
+    std::string name = r.e.filename;
+    if (auto [it, added] = entries.emplace(std::move(name), std::move(r.e)); added) files.push_back({&it->second, r.gpu, r.hub, r.signature});
+  });
   return files;
 }
 

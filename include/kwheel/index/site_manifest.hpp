@@ -16,6 +16,9 @@
 
 namespace kwheel::site {
 
+// What SITE/kwheel-index.json says it is, first thing.
+inline constexpr const char* kManifestFormat = "kwheel-index 1";
+
 // The stat of a file that changes when its bytes are rewritten: in place
 // (mtime, size) or replaced by another file (inode, device).
 struct FileIdentity {
