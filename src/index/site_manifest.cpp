@@ -5,6 +5,8 @@
 // site of 20,000 wheels is never one JSON document in memory.
 #include "kwheel/index/site_manifest.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <fstream>
 #include <memory>
@@ -85,9 +87,11 @@ struct Pending {
 
 
 // A served file must still be what was indexed: its hash is on every page.
-// Its identity unchanged since it was hashed, it is not read.
-bool still_served(const fs::path& file, std::optional<FileIdentity>& recorded, const std::string& sha256, bool wheel) {
-  const auto id = identity_of(file);
+// Its identity unchanged since it was hashed, it is not read. `name` is in
+// SITE/files/, `files` a handle of it.
+bool still_served(int files, const std::string& name, const std::string& file, std::optional<FileIdentity>& recorded, const std::string& sha256,
+                  bool wheel) {
+  const auto id = identity_at(files, name.c_str());
   if (!id) return false;
   if (recorded && *recorded == *id) return true;
   if (wheel) note_wheel_read(file);
@@ -98,11 +102,12 @@ bool still_served(const fs::path& file, std::optional<FileIdentity>& recorded, c
 
 // One recorded file, checked against the bytes served, and what it lacks
 // read from the wheel (opened once, only then).
-void check_recorded(const Pending& r, bool same_policy, const SiteOptions& o) {
+void check_recorded(int files, const Pending& r, bool same_policy, const SiteOptions& o) {
   Entry& e = *r.e;
   const auto before = std::make_pair(e.identity, e.metadata_identity);
-  const fs::path metadata = fs::path(e.source) += ".metadata";
-  if (!still_served(e.source, e.identity, e.sha256, true) || !still_served(metadata, e.metadata_identity, e.metadata_sha256, false))
+  const std::string metadata = e.source + ".metadata";
+  if (!still_served(files, e.filename, e.source, e.identity, e.sha256, true) ||
+      !still_served(files, e.filename + ".metadata", metadata, e.metadata_identity, e.metadata_sha256, false))
     throw Error(ErrorKind::input, "'" + e.source + "' (or its .metadata) is missing or no longer matches the sha256 recorded when it was indexed; "
                                   "restore the original file, or rebuild the site into a new directory");
   e.rehashed = before != std::make_pair(e.identity, e.metadata_identity);
@@ -122,7 +127,6 @@ void check_recorded(const Pending& r, bool same_policy, const SiteOptions& o) {
   }
   e.refreshed = !r.gpu || !r.signature || !same_policy || !r.hub;
 }
-
 
 // The manifest's files, each an entry of `entries` as soon as the parser
 // has it: memory is the entries, never the document. The first of two
@@ -152,7 +156,10 @@ std::map<std::string, Entry> read_site(const fs::path& site, KeptSettings& kept,
   const std::vector<Pending> files = parse_manifest(site, manifest, kept, entries);
   read_identities(site, entries);
   const bool same_policy = kept.signature_policy == signature_policy(o.signatures);
-  for_each_parallel(files.size(), o.jobs, [&](size_t i) { check_recorded(files[i], same_policy, o); });
+  // Every recorded file is in SITE/files/: stat'ed through one handle of it
+  // (none: each file is missing, and refused as such).
+  const UniqueFd served(::open((site / "files").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  for_each_parallel(files.size(), o.jobs, [&](size_t i) { check_recorded(served.get(), files[i], same_policy, o); });
   return entries;
 }
 
@@ -172,9 +179,10 @@ void add_wheels(const std::vector<std::string>& wheels, const SiteOptions& o, co
   // linked, or the one it was placed from) is not read again.
   std::vector<const SiteWheel*> known(wheels.size(), nullptr);
   std::vector<size_t> to_read;
+  DirectoryStat given_dir;
   for (size_t i = 0; i < wheels.size(); ++i) {
     auto it = entries.find(fs::path(wheels[i]).filename().string());
-    const auto id = identity_of(wheels[i]);
+    const auto id = given_dir.identity(wheels[i]);
     if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &*it;
     else to_read.push_back(i);
   }

@@ -224,7 +224,10 @@ bool ManifestEvents::end_object() {
   if (r == Role::root) done_ = true;
   if (r == Role::file) {
     Entry& e = file_.e;
-    if (e.filename.empty() || e.filename.find('/') != std::string::npos || e.filename == "." || e.filename == ".." || e.project.empty()) malformed();
+    // One name in SITE/files/: no path, and no NUL (a C string would end there, naming another file).
+    if (e.filename.empty() || e.filename.find_first_of(std::string_view("/\0", 2)) != std::string::npos || e.filename == "." || e.filename == ".." ||
+        e.project.empty())
+      malformed();
     e.source = (site_ / "files" / e.filename).string();
     ++files_;
     on_file_(std::move(file_));

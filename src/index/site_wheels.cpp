@@ -2,6 +2,7 @@
 // feeds the archive; its objects are read from the archive in memory.
 #include "kwheel/index/site_wheels.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -41,11 +42,36 @@ std::string unsigned_reason(const SignatureVerdict& v) {
 
 }  // namespace
 
-std::optional<FileIdentity> identity_of(const fs::path& file) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+namespace {
+
+std::optional<FileIdentity> identity_from(int rc, const struct stat& st) {
+  if (rc != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return FileIdentity{static_cast<uint64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
                       static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_dev)};
+}
+
+}  // namespace
+
+std::optional<FileIdentity> identity_of(const fs::path& file) {
+  struct stat st {};
+  return identity_from(::stat(file.c_str(), &st), st);
+}
+
+std::optional<FileIdentity> identity_at(int dir, const char* name) {
+  struct stat st {};
+  return identity_from(::fstatat(dir, name, &st, 0), st);
+}
+
+std::optional<FileIdentity> DirectoryStat::identity(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  if (slash == std::string::npos || slash == 0) return identity_of(file);
+  const std::string_view dir(file.data(), slash);
+  if (dir != dir_) {
+    dir_.assign(dir);
+    fd_ = UniqueFd(::open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+  if (fd_.get() < 0) return identity_of(file);
+  return identity_at(fd_.get(), file.c_str() + slash + 1);
 }
 
 std::string signature_policy(const SignatureOptions& options) {

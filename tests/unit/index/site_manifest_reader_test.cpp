@@ -94,6 +94,7 @@ TEST_F(ManifestReaderTest, AFieldOfTheWrongTypeCountsAsAbsent) {
 
 TEST_F(ManifestReaderTest, AFileWithoutAUsableNameIsRefused) {
   for (const char* file : {R"({"filename":5,"project":"relu"})", R"({"filename":"../x.whl","project":"relu"})", R"({"filename":"..","project":"relu"})",
+                           R"({"filename":"relu-1-py3-none-any.whl\u0000.metadata","project":"relu"})",
                            R"({"filename":"relu-1-py3-none-any.whl"})", R"({"project":"relu"})"})
     EXPECT_NE(refusal(std::string(R"({"format":"kwheel-index 1","files":[)") + file + "]}").find("lists a malformed file entry"), std::string::npos) << file;
 }
