@@ -17,6 +17,12 @@ each the median of --rounds:
 
 Goals (docs/performance.md): full <= 0.5x simple503; +8 and nothing-new <= 0.1x full; RSS < 64 MB.
 
+Nothing is deleted while measuring: a site a round replaces is renamed into WORK/set-aside and all of
+it is removed at the end. On ext4 without a journal (this VM's disk) each new inode is checked
+against the inodes deleted in the last minutes (ext4's recently_deleted), so a run right after
+removing the 4,500 files of the last round spent half its time there (perf), far more than a
+nightly job whose last deletion was a day ago: both kwheel's and simple503's times swung with it.
+
   bench/setup-venv && bench/nightly-index.py --kwheel build/kwheel --work /tmp/nightly-bench
 """
 
@@ -150,11 +156,20 @@ def main() -> None:
         if w not in newest:
             os.link(w, partial / w.name)
 
+    aside = a.work / "set-aside"
+    shutil.rmtree(aside, ignore_errors=True)  # a run stopped part-way left it
+    aside.mkdir()
+
+    def set_aside(path: Path) -> None:
+        if path.exists():
+            path.rename(aside / f"{path.name}-{len(list(aside.iterdir()))}")
+
     def fresh():
-        shutil.rmtree(site, ignore_errors=True)
+        set_aside(site)
+        (a.work / ".site.kwheel-identities").unlink(missing_ok=True)
 
     def copy503():
-        shutil.rmtree(s503, ignore_errors=True)
+        set_aside(s503)
         shutil.copytree(dist, s503, copy_function=os.link)
 
     res: dict[str, float] = {}
@@ -176,7 +191,7 @@ def main() -> None:
                     reversion(w, big, n)
             (a.work / "dist-20k.done").write_text("")
         site20 = a.work / "site-20k"
-        shutil.rmtree(site20, ignore_errors=True)
+        set_aside(site20)
         pid = os.fork()
         if pid == 0:
             os.execv(kw, [kw, "index", str(big), "-o", str(site20), "-q"])
@@ -188,6 +203,7 @@ def main() -> None:
         t = time.perf_counter()
         run([kw, "index", str(big), "-o", str(site20), "-q"])
         res["nothing_new_20k_s"] = time.perf_counter() - t
+    shutil.rmtree(aside)
     res["wheels"] = len(wheels)
     if "simple503_s" in res:
         res["full_over_simple503"] = res["full_s"] / res["simple503_s"]
