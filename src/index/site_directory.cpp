@@ -162,17 +162,16 @@ void move_in_new_site(TempDir& scratch, const fs::path& site) {
 
 namespace {
 
-// What `dir` holds below it, as paths relative to `top`; `skip` (relative
+// The files below `top`/`rel`, as paths relative to `top`; `skip` (relative
 // to `top`) is not entered.
-void walk(const fs::path& top, const fs::path& rel, const std::string& skip, std::vector<std::string>& files, std::vector<std::string>& dirs) {
+void walk(const fs::path& top, const fs::path& rel, const std::string& skip, std::vector<std::string>& files) {
   std::error_code ec;
   for (auto it = fs::directory_iterator(top / rel, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const fs::path r = rel / it->path().filename();
     const std::string name = r.generic_string();
     if (name == skip) continue;
     if (it->is_directory(ec) && !it->is_symlink(ec)) {
-      dirs.push_back(name);
-      walk(top, r, skip, files, dirs);
+      walk(top, r, skip, files);
     } else {
       files.push_back(name);
     }
@@ -201,13 +200,13 @@ void rename_into(const fs::path& from, const fs::path& to) {
 }  // namespace
 
 void commit_in_place(const TempDir& scratch, const fs::path& site, const std::set<std::string>& produced) {
-  std::vector<std::string> written, dirs;
-  walk(scratch.path(), "", "", written, dirs);
+  std::vector<std::string> written;
+  walk(scratch.path(), "", "", written);
   std::stable_sort(written.begin(), written.end(), [](const std::string& a, const std::string& b) { return commit_rank(a) < commit_rank(b); });
   // Everything of the previous site but its files/, to remove what this
   // run no longer produces (a sub-index of --no-variants).
-  std::vector<std::string> old_files, old_dirs;
-  walk(site, "", "files", old_files, old_dirs);
+  std::vector<std::string> old_files;
+  walk(site, "", "files", old_files);
   const DeferInterrupts hold;
   for (const auto& rel : written) {
     // A Ctrl-C here waits for the last rename (tests/integration/test_index_update.py).
@@ -216,11 +215,16 @@ void commit_in_place(const TempDir& scratch, const fs::path& site, const std::se
   }
   std::error_code ec;
   const std::set<std::string> moved(written.begin(), written.end());
-  for (const auto& rel : old_files)
-    if (!produced.count(rel) && !moved.count(rel)) fs::remove(site / rel, ec);
-  // Deepest first: a directory emptied by the removals above goes too.
-  std::sort(old_dirs.begin(), old_dirs.end(), std::greater<>());
-  for (const auto& rel : old_dirs)
+  // The directories a removal may have emptied: those above a removed file.
+  // Only they are looked into (a site has hundreds of page directories, and
+  // most nights remove nothing).
+  std::set<std::string, std::greater<>> emptied;  // deepest first
+  for (const auto& rel : old_files) {
+    if (produced.count(rel) || moved.count(rel)) continue;
+    fs::remove(site / rel, ec);
+    for (fs::path dir = fs::path(rel).parent_path(); !dir.empty(); dir = dir.parent_path()) emptied.insert(dir.generic_string());
+  }
+  for (const auto& rel : emptied)
     if (fs::is_empty(site / rel, ec)) fs::remove(site / rel, ec);
 }
 
