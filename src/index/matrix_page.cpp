@@ -383,13 +383,33 @@ std::string page_tail(const MatrixPageSpec& spec) {
 }  // namespace
 
 void stream_matrix_page(const MatrixPageSpec& spec, size_t kernel_count, const std::function<MatrixKernel(size_t)>& kernel_at,
-                        const std::function<void(std::string_view)>& emit) {
+                        const std::function<void(std::string_view)>& emit, const KeptSection& kept) {
   emit(page_head(spec));
   for (size_t i = 0; i < kernel_count; ++i) {
+    if (const auto section = kept ? kept(i) : std::nullopt) {
+      emit(*section);
+      continue;
+    }
     MatrixKernel k = kernel_at(i);
     emit(kernel_section(k.first, std::move(k.second), spec, kernel_count == 1));
   }
   emit(page_tail(spec));
+}
+
+std::map<std::string, std::string_view, std::less<>> matrix_page_sections(std::string_view page) {
+  // kernel_section's first line; the next "    <h2" (another kernel's, or
+  // the list of indexes after the last) ends it.
+  static constexpr std::string_view kStart = "    <h2 id=\"";
+  std::map<std::string, std::string_view, std::less<>> sections;
+  size_t at = page.find(kStart);
+  while (at != std::string_view::npos && (at == 0 || page[at - 1] == '\n')) {
+    const size_t id_end = page.find('"', at + kStart.size());
+    const size_t next = id_end == std::string_view::npos ? id_end : page.find("\n    <h2", id_end);
+    if (next == std::string_view::npos) break;
+    sections.emplace(page.substr(at + kStart.size(), id_end - at - kStart.size()), page.substr(at, next + 1 - at));
+    at = page.substr(next + 1).starts_with(kStart) ? next + 1 : std::string_view::npos;
+  }
+  return sections;
 }
 
 std::string render_matrix_page(const MatrixPageSpec& spec) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "kwheel/base/url_userinfo.hpp"
 #include "kwheel/hub/url.hpp"
 #include "kwheel/index/matrix_page.hpp"
+#include "kwheel/index/simple_api.hpp"
 #include "kwheel/index/site_directory.hpp"
 #include "kwheel/index/site_identities.hpp"
 #include "kwheel/index/site_manifest.hpp"
@@ -188,8 +190,21 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   for (const auto& [vname, vlabel] : variants) spec.sub_indexes.push_back({vname, vlabel.describe()});
   for (const auto& v : report.variant_index.indexes)
     spec.sub_indexes.push_back({v, "every build for " + v.substr(v.rfind('/') + 1) + " as PEP 825 variants: uv --preview-features wheel-variants picks the one for the GPU; pip cannot read it"});
+  // The sections of the kernels whose pages are kept, as the previous home
+  // page has them: the same wheels and settings render the same bytes.
+  std::string previous_home;
+  if (!sink.stable.empty()) {
+    std::ifstream in(sink.previous / "index.html", std::ios::binary);
+    previous_home.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto sections = matrix_page_sections(previous_home);
+  const KeptSection kept = [&](size_t i) -> std::optional<std::string_view> {
+    if (!sink.stable.count(kernels[i].first)) return std::nullopt;
+    const auto it = sections.find(html_escape(kernels[i].first));
+    return it == sections.end() ? std::nullopt : std::optional(it->second);
+  };
   // Streamed: rendered whole, the home page of a large site is megabytes.
-  sink.write_streamed("index.html", [&](const auto& emit) { stream_matrix_page(spec, kernels.size(), kernel_at, emit); });
+  sink.write_streamed("index.html", [&](const auto& emit) { stream_matrix_page(spec, kernels.size(), kernel_at, emit, kept); });
   report.pages.push_back("index.html");
   spec.files_base = base.empty() ? "../files/" : base + "/files/";
   spec.to_root = "../";

@@ -212,6 +212,24 @@ def tree(site: Path) -> dict[str, bytes]:
     return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
 
 
+def test_each_night_the_updated_site_is_the_site_a_run_from_scratch_writes(kwheel_bin, corpus, tmp_path):
+    """Night by night, every file of the site updated in place (pages kept, pages written, the home
+    page's sections of the kernels that did not change taken from last night's page) is the bytes a
+    run from scratch over the same DIST writes."""
+    site = tmp_path / "site"
+    nights = [[corpus["relu-0.1.0"]], [corpus["relu-0.1.0"], corpus["gelu-1.0.0"]],
+              [corpus["relu-0.1.0"], corpus["gelu-1.0.0"], corpus["relu-0.2.0"]]]
+    for night, groups in enumerate(nights):
+        dist = dist_of(tmp_path, *groups)
+        r = kwheel(kwheel_bin, "index", dist, "-o", site, "-q")
+        assert r.returncode == 0, r.stderr
+        fresh = tmp_path / f"fresh-{night}"
+        assert kwheel(kwheel_bin, "index", dist, "-o", fresh, "-q").returncode == 0
+        assert tree(site) == tree(fresh), night
+    home = (site / "index.html").read_text()
+    assert home.index('<h2 id="gelu">') < home.index('<h2 id="relu">') and "relu 0.2.0" in home and "gelu 1.0.0" in home
+
+
 def test_a_changed_wheel_under_a_published_name_is_refused(kwheel_bin, corpus, tmp_path):
     site = tmp_path / "site"
     first = corpus["relu-0.1.0"]

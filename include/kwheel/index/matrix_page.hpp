@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -94,8 +95,20 @@ using MatrixKernel = std::pair<std::string, std::vector<MatrixWheel>>;
 // `kernel_at(0 .. kernel_count-1)`, one at a time and in order, instead of
 // spec.kernels, and `emit` takes each piece as it is rendered. The pieces
 // joined are render_matrix_page's bytes.
+// `kept(i)`, where given and not empty, is kernel i's section as an earlier
+// page has it (matrix_page_sections), emitted instead of rendering it.
+using KeptSection = std::function<std::optional<std::string_view>(size_t)>;
 void stream_matrix_page(const MatrixPageSpec& spec, size_t kernel_count, const std::function<MatrixKernel(size_t)>& kernel_at,
-                        const std::function<void(std::string_view)>& emit);
+                        const std::function<void(std::string_view)>& emit, const KeptSection& kept = {});
+
+// The kernels' sections of a page stream_matrix_page wrote with
+// link_kernel_pages (the home page), by the kernel's name as the page shows
+// it (HTML-escaped), each the bytes it was rendered as: a later run gives a
+// section back through `kept` for a kernel whose wheels and settings are the
+// same, instead of rendering it again (most nights one kernel of a site
+// gains a version, and rendering the others was a fifth of the run). Only
+// kwheel's own markup starts a line with "    <h2" (page text is escaped).
+std::map<std::string, std::string_view, std::less<>> matrix_page_sections(std::string_view page);
 
 // The pip command a cell shows for one wheel: the torch installed in the
 // environment is pinned by a constraint file written from `pip list`, the

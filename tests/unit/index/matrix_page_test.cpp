@@ -270,3 +270,55 @@ TEST(MatrixPage, StreamedPiecesAreTheRenderedPage) {
   EXPECT_EQ(asked, (std::vector<size_t>{0, 1}));
   EXPECT_EQ(pieces, 4u);  // head, one per kernel, tail
 }
+
+// Last night's home page, split into its kernels' sections: a section given
+// back for an unchanged kernel makes the same page as rendering it again,
+// and only the changed kernel is rendered.
+TEST(MatrixPage, KeptSectionsOfAnEarlierPageMakeTheSamePage) {
+  MatrixPageSpec spec;
+  spec.title = "Acme kernels";
+  spec.files_base = "files/";
+  spec.link_kernel_pages = true;
+  spec.sub_indexes = {{"torch2.7-cu126", "torch 2.7, CUDA 12.6"}};
+  spec.kernels = {{"a<b", {MatrixWheel{"a<b", "a-1+torch2.7.cu126-cp39-abi3-manylinux_2_28_x86_64.whl", "1+torch2.7.cu126", {"sm_90"}, 10}}},
+                  {"gelu", {MatrixWheel{"gelu", "gelu-2-py3-none-any.whl", "2", {}, 20}}},
+                  {"relu", {MatrixWheel{"relu", "relu-1-py3-none-any.whl", "1", {}, 30}}}};
+  const std::string last_night = render_matrix_page(spec);
+  const auto sections = matrix_page_sections(last_night);
+  ASSERT_EQ(sections.size(), 3u);
+  EXPECT_TRUE(sections.count("a&lt;b") && sections.count("gelu") && sections.count("relu"));
+  EXPECT_TRUE(sections.at("gelu").starts_with("    <h2 id=\"gelu\">"));
+  EXPECT_TRUE(sections.at("gelu").ends_with("    </table>\n"));
+
+  // Tonight gelu gains a version; a<b and relu come from last night's page.
+  spec.kernels[1].second.push_back(MatrixWheel{"gelu", "gelu-3-py3-none-any.whl", "3", {}, 40});
+  std::vector<size_t> rendered;
+  std::string tonight;
+  stream_matrix_page(
+      spec, spec.kernels.size(),
+      [&](size_t i) {
+        rendered.push_back(i);
+        return spec.kernels[i];
+      },
+      [&](std::string_view piece) { tonight += piece; },
+      [&](size_t i) -> std::optional<std::string_view> {
+        if (i == 1) return std::nullopt;
+        return sections.at(i == 0 ? "a&lt;b" : "relu");
+      });
+  EXPECT_EQ(rendered, (std::vector<size_t>{1}));
+  EXPECT_EQ(tonight, render_matrix_page(spec));
+  EXPECT_NE(tonight, last_night);
+}
+
+TEST(MatrixPage, APageCutShortOrNotKwheelsHasNoSections) {
+  MatrixPageSpec spec;
+  spec.files_base = "files/";
+  spec.link_kernel_pages = true;
+  spec.kernels = {{"relu", {MatrixWheel{"relu", "relu-1-py3-none-any.whl", "1", {}, 30}}}};
+  const std::string page = render_matrix_page(spec);
+  EXPECT_EQ(matrix_page_sections(page).size(), 1u);
+  // Cut inside the last section: what follows it is gone, so is the section.
+  EXPECT_TRUE(matrix_page_sections(page.substr(0, page.find("</table>"))).empty());
+  EXPECT_TRUE(matrix_page_sections("").empty());
+  EXPECT_TRUE(matrix_page_sections("<h2 id=\"relu\">x</h2>\n    <h2>").empty());  // not at a line's start as kwheel writes it
+}
