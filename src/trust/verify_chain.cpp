@@ -119,36 +119,51 @@ std::vector<ChainItem> verify_checkout(const fs::path& dir, const ChainOptions& 
   return out;
 }
 
+namespace {
+
+// The checks of one wheel; `w` holds METADATA's Name and Version to the
+// filename pip resolves by.
+void check_wheel(const WheelArchive& w, const ChainOptions& o, ChainItem& item) {
+  const fs::path& wheel = w.path();
+  item.name = w.field("Name") + " " + w.field("Version");
+  if (auto problems = o.record_verified ? std::vector<std::string>{} : w.verify_record(); !problems.empty()) {
+    item.failed = ChainCheck::record;
+    item.why = problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "");
+    return;
+  }
+  item.passed.push_back(ChainCheck::record);
+  const auto members = w.members();
+  Evidence ev;
+  ev.where = "wheel '" + wheel.filename().string() + "'";
+  ev.distribution = Distribution{w.field("Name"), w.field("Version")};
+  if (!wheel_package(w, members, ev, item)) return;
+  const auto hashes = record_hashes(parse_record(w.read(w.dist_info() + "/RECORD", kMaxRecordBytes), wheel.filename().string()));
+  const std::string prefix = ev.package + "/";
+  for (const auto& m : members) {
+    if (!m.starts_with(prefix) || m.ends_with("/")) continue;
+    // sha512 digests need the bytes again; RECORD's sha256 already vouches for them otherwise.
+    auto rehash = [&w, m](DigestAlgorithm a) {
+      const TempDir tmp("verify");
+      w.extract(m, tmp.path() / "member");
+      return file_digest(tmp.path() / "member", a);
+    };
+    const auto row = hashes.find(m);
+    ev.files.emplace(m.substr(prefix.size()), EvidenceFile{m, row == hashes.end() ? "" : row->second, rehash});
+  }
+  check_evidence(item, ev, o);
+}
+
+}  // namespace
+
 ChainItem verify_wheel(const fs::path& wheel, const ChainOptions& o) {
   return checked_item(wheel.filename().string(), wheel.string(), [&](ChainItem& item) {
-    const WheelArchive w(wheel);  // holds METADATA's Name and Version to the filename pip resolves by
-    item.name = w.field("Name") + " " + w.field("Version");
-    if (auto problems = o.record_verified ? std::vector<std::string>{} : w.verify_record(); !problems.empty()) {
-      item.failed = ChainCheck::record;
-      item.why = problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "");
-      return;
-    }
-    item.passed.push_back(ChainCheck::record);
-    const auto members = w.members();
-    Evidence ev;
-    ev.where = "wheel '" + wheel.filename().string() + "'";
-    ev.distribution = Distribution{w.field("Name"), w.field("Version")};
-    if (!wheel_package(w, members, ev, item)) return;
-    const auto hashes = record_hashes(parse_record(w.read(w.dist_info() + "/RECORD", kMaxRecordBytes), wheel.filename().string()));
-    const std::string prefix = ev.package + "/";
-    for (const auto& m : members) {
-      if (!m.starts_with(prefix) || m.ends_with("/")) continue;
-      // sha512 digests need the bytes again; RECORD's sha256 already vouches for them otherwise.
-      auto rehash = [&w, m](DigestAlgorithm a) {
-        const TempDir tmp("verify");
-        w.extract(m, tmp.path() / "member");
-        return file_digest(tmp.path() / "member", a);
-      };
-      const auto row = hashes.find(m);
-      ev.files.emplace(m.substr(prefix.size()), EvidenceFile{m, row == hashes.end() ? "" : row->second, rehash});
-    }
-    check_evidence(item, ev, o);
+    const WheelArchive w(wheel);
+    check_wheel(w, o, item);
   });
+}
+
+ChainItem verify_wheel(const WheelArchive& wheel, const ChainOptions& o) {
+  return checked_item(wheel.path().filename().string(), wheel.path().string(), [&](ChainItem& item) { check_wheel(wheel, o, item); });
 }
 
 int chain_exit_code(const std::vector<ChainItem>& items) {

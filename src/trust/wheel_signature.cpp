@@ -26,7 +26,7 @@ std::optional<WheelSignature> wheel_signature(const WheelArchive& wheel, const S
   o.allow_unsigned = true;  // the caller shows who signed, or that nobody did
   o.now = now;
   o.record_verified = record_verified;
-  const ChainItem item = verify_wheel(wheel.path(), o);
+  const ChainItem item = verify_wheel(wheel, o);
   if (!item.ok()) {
     s.error = std::string(check_name(*item.failed)) + ": " + item.why;
     return s;

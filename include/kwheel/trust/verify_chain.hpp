@@ -21,6 +21,8 @@
 
 namespace kwheel {
 
+class WheelArchive;  // wheel/wheel_reader.hpp
+
 // The links of the chain, and the two ways an item fails outside them.
 enum class ChainCheck {
   input,      // the item cannot be read as what it claims to be (not a wheel, bad metadata.json, no package its name imports)
@@ -66,6 +68,9 @@ ChainItem verify_variant_dir(const std::filesystem::path& dir, const ChainOption
 std::vector<ChainItem> verify_checkout(const std::filesystem::path& dir, const ChainOptions& options);
 // A .whl file: one item.
 ChainItem verify_wheel(const std::filesystem::path& wheel, const ChainOptions& options);
+// The same for a wheel already open (kwheel index reads each wheel once,
+// from memory: opening it again by its path read it twice).
+ChainItem verify_wheel(const WheelArchive& wheel, const ChainOptions& options);
 // An installed distribution: verify_installed.hpp.
 
 // What the argument is, decided by its shape: with `name`, a site-packages
