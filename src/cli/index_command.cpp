@@ -9,6 +9,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// At most kListed lines of a kind: a nightly site's run names 2,000
+// unchanged wheels and hundreds of pages, which --json lists in full;
+// people get the first few and a count.
+constexpr size_t kListed = 10;
+
+void list_lines(const char* label, const std::vector<std::string>& items) {
+  for (size_t i = 0; i < items.size() && i < kListed; ++i) std::cout << label << items[i] << "\n";
+  if (items.size() > kListed) std::cout << label << "... and " << items.size() - kListed << " more (--json lists them all)\n";
+}
+
 // A failed signature is a warning of its own, with -q too: that wheel is
 // not what its signer published.
 void warn_invalid_signatures(const SiteReport& r, const Output& out) {
@@ -142,12 +152,12 @@ void register_index(CLI::App& app, Output& out, int& exit_code) {
       return;
     }
     if (out.quiet) return;
-    for (const auto& f : r.added) std::cout << "added     " << f << "\n";
-    for (const auto& f : r.unchanged) std::cout << "unchanged " << f << "\n";
+    list_lines("added     ", r.added);
+    list_lines("unchanged ", r.unchanged);
     std::cout << "index     " << (r.site / "simple").string() << "/\n";
     for (const auto& v : r.variants) std::cout << "index     " << (r.site / v / "simple").string() << "/\n";
     print_variant_index(r, out);
-    for (const auto& p : pages) std::cout << "page      " << p << "\n";
+    list_lines("page      ", pages);
     std::cout.flush();
     out.info("site " + r.site.string() + ": " + std::to_string(r.added.size()) + " added, " + std::to_string(r.unchanged.size()) + " unchanged, " +
              std::to_string(r.kept.size()) + " kept from before; " + std::to_string(r.projects.size()) + " project(s), " +

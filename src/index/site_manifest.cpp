@@ -181,7 +181,8 @@ void add_wheels(const std::vector<std::string>& wheels, const SiteOptions& o, co
   std::vector<size_t> to_read;
   DirectoryStat given_dir;
   for (size_t i = 0; i < wheels.size(); ++i) {
-    auto it = entries.find(fs::path(wheels[i]).filename().string());
+    const std::string_view given = wheels[i];
+    auto it = entries.find(std::string(given.substr(given.rfind('/') + 1)));  // the filename, without building a path
     const auto id = given_dir.identity(wheels[i]);
     if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &*it;
     else to_read.push_back(i);

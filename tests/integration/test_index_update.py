@@ -30,6 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "hub"))
 import kernel_repos as kr  # noqa: E402
+import zipbomb  # noqa: E402
 from conftest import clean_env  # noqa: E402
 from elfgen import cuda_shared_object, shared_object  # noqa: E402
 
@@ -228,6 +229,30 @@ def test_each_night_the_updated_site_is_the_site_a_run_from_scratch_writes(kwhee
         assert tree(site) == tree(fresh), night
     home = (site / "index.html").read_text()
     assert home.index('<h2 id="gelu">') < home.index('<h2 id="relu">') and "relu 0.2.0" in home and "gelu 1.0.0" in home
+
+
+def test_a_run_lists_a_few_files_and_pages_and_counts_the_rest(kwheel_bin, tmp_path):
+    """A nightly run names every wheel and page of the site: people get the first ten of each kind
+    and a count (--json lists them all)."""
+    dist = tmp_path / "dist"
+    for n in range(12):
+        zipbomb.plain_wheel(dist, name=f"k{n:02d}", version="1.0")
+    site = tmp_path / "site"
+
+    def listed(r, label):
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith(label + " ")]
+        return [ln for ln in lines if "more (--json lists them all)" not in ln], [ln for ln in lines if "more (--json" in ln]
+
+    r = kwheel(kwheel_bin, "index", dist, "-o", site)
+    assert r.returncode == 0, r.stderr
+    for label, more in (("added", 2), ("page", 3)):  # 12 wheels; a kernel page each and the home page
+        shown, rest = listed(r, label)
+        assert len(shown) == 10 and len(rest) == 1 and rest[0].split()[3] == str(more), r.stdout
+    r = kwheel(kwheel_bin, "index", dist, "-o", site)
+    shown, rest = listed(r, "unchanged")
+    assert len(shown) == 10 and rest and rest[0].split()[3] == "2", r.stdout
+    j = json.loads(kwheel(kwheel_bin, "index", dist, "-o", site, "--json").stdout)
+    assert len(j["unchanged"]) == 12 and len(j["pages"]) == 13
 
 
 def test_a_changed_wheel_under_a_published_name_is_refused(kwheel_bin, corpus, tmp_path):
