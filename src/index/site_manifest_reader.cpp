@@ -1,6 +1,6 @@
-// The manifest, read through nlohmann's SAX interface: the events of the
-// settings and of each file's fields go straight into KeptSettings and an
-// Entry. Only a file's "variant" (sites built with --variants) is built as
+// The manifest, read as JSON events (base/json_events.hpp): the events of
+// the settings and of each file's fields go straight into KeptSettings and
+// an Entry. Only a file's "variant" (sites built with --variants) is built as
 // a json value, to be checked whole, as kwheel writes it, or dropped.
 #include "kwheel/index/site_manifest_reader.hpp"
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/json_events.hpp"
 
 namespace kwheel::site {
 namespace fs = std::filesystem;
@@ -78,33 +79,31 @@ std::optional<RecordedVariant> recorded_variant(const json& v) {
 // kwheel does not write there, whose values are skipped.
 enum class Role { root, files, file, gpu_code, hub, signature, other };
 
-// The handler nlohmann's sax_parse calls; returning false stops the parse.
-class ManifestEvents {
+// The manifest's events (base/json_events.hpp); returning false stops the reading.
+class ManifestEvents : public JsonEvents {
  public:
   ManifestEvents(const fs::path& manifest, const fs::path& site, KeptSettings& kept, const std::function<void(RecordedFile&&)>& on_file)
       : manifest_(manifest), site_(site), kept_(kept), on_file_(on_file) {}
 
-  bool null() { return variant_ ? variant_->null() : scalar(nullptr); }
-  bool boolean(bool b) { return variant_ ? variant_->boolean(b) : scalar(&b); }
-  bool number_integer(json::number_integer_t n) { return variant_ ? variant_->number_integer(n) : scalar(nullptr); }
-  bool number_unsigned(json::number_unsigned_t n) {
+  bool null() override { return variant_ ? variant_->null() : scalar(nullptr); }
+  bool boolean(bool b) override { return variant_ ? variant_->boolean(b) : scalar(&b); }
+  bool number_integer(int64_t n) override { return variant_ ? variant_->number_integer(n) : scalar(nullptr); }
+  bool number_unsigned(uint64_t n) override {
     if (variant_) return variant_->number_unsigned(n);
     if (in(Role::file) && key_ == "size") file_.e.size = n;
     return scalar(nullptr);
   }
-  bool number_float(json::number_float_t n, const std::string& s) { return variant_ ? variant_->number_float(n, s) : scalar(nullptr); }
-  bool binary(json::binary_t&) { return false; }  // not in JSON text
-  bool string(std::string& s);
-  bool key(std::string& k) {
+  bool number_float(double n, std::string_view s) override { return variant_ ? variant_->number_float(n, std::string(s)) : scalar(nullptr); }
+  bool string(std::string& s) override;
+  bool key(std::string& k) override {
     if (variant_) return variant_->key(k);
     key_ = std::move(k);
     return true;
   }
-  bool start_object(size_t);
-  bool end_object();
-  bool start_array(size_t);
-  bool end_array();
-  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  bool start_object() override;
+  bool end_object() override;
+  bool start_array() override;
+  bool end_array() override;
 
   // Whether the whole text was the manifest kwheel writes.
   bool complete() const { return done_ && format_ok_ && files_seen_; }
@@ -190,7 +189,8 @@ void ManifestEvents::deeper() {
   if (stack_.size() + ++variant_depth_ > kManifestDepth) not_a_manifest();
 }
 
-bool ManifestEvents::start_object(size_t n) {
+bool ManifestEvents::start_object() {
+  constexpr size_t n = static_cast<size_t>(-1);  // nlohmann's "size unknown"
   if (variant_) return deeper(), variant_->start_object(n);
   if (stack_.empty()) return open(Role::root);
   if (in(Role::files)) {
@@ -235,7 +235,8 @@ bool ManifestEvents::end_object() {
   return true;
 }
 
-bool ManifestEvents::start_array(size_t n) {
+bool ManifestEvents::start_array() {
+  constexpr size_t n = static_cast<size_t>(-1);
   if (variant_) return deeper(), variant_->start_array(n);
   if (stack_.empty()) return false;
   if (in(Role::root) && key_ == "files") return files_seen_ = true, open(Role::files);
@@ -252,9 +253,13 @@ bool ManifestEvents::end_array() {
 }  // namespace
 
 void read_manifest(const fs::path& manifest, const fs::path& site, KeptSettings& kept, const std::function<void(RecordedFile&&)>& on_file) {
+  // Read whole (a site of 20,000 wheels: 10 MB, held while its entries are
+  // made), not mapped: a file cut short under a mapping would be SIGBUS.
   std::ifstream in(manifest, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ManifestEvents events(manifest, site, kept, on_file);
-  if (!json::sax_parse(in, &events, json::input_format_t::json, /*strict=*/true) || !events.complete()) events.not_a_manifest();
+  if (!in.good() && !in.eof()) throw Error(ErrorKind::io, "cannot read '" + manifest.string() + "'");
+  if (!read_json_events(text, events) || !events.complete()) events.not_a_manifest();
 }
 
 }  // namespace kwheel::site
