@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <set>
 
 #include "kwheel/base/digest.hpp"
@@ -351,20 +352,25 @@ void WheelArchive::stream(const std::string& member, uint64_t max_bytes, const s
   if (!f) throw Error(ErrorKind::input, where + ": " + zip_strerror(zip_.get()));
   // libzip checks the inflated size only at the end of the stream: a header
   // that lies low would let a small member inflate to gigabytes first.
-  std::vector<char> buf(1 << 16);
+  // Sized to the member (one byte over, to see a lie) up to 64 KiB, and not
+  // zeroed: a wheel's members are mostly small, and a zeroed 64 KiB buffer
+  // for each was most of the cost of reading them.
+  const size_t capacity = static_cast<size_t>(std::min<uint64_t>(st.size + 1, 1 << 16));
+  const auto buf = std::make_unique_for_overwrite<char[]>(capacity);
   uint64_t got = 0;
   zip_int64_t n;
-  while ((n = zip_fread(f.get(), buf.data(), std::min<uint64_t>(buf.size(), st.size - got + 1))) > 0) {
+  while ((n = zip_fread(f.get(), buf.get(), std::min<uint64_t>(capacity, st.size - got + 1))) > 0) {
     got += static_cast<uint64_t>(n);
     if (got > st.size)
       throw Error(ErrorKind::input, where + ": inflates past its declared " + std::to_string(st.size) + " bytes; the archive lies about its sizes");
-    sink(std::string_view(buf.data(), static_cast<size_t>(n)));
+    sink(std::string_view(buf.get(), static_cast<size_t>(n)));
   }
   if (n < 0 || got != st.size) throw Error(ErrorKind::input, where + ": corrupt in the archive (CRC, size or deflate error)");
 }
 
 std::string WheelArchive::read(const std::string& member, uint64_t max_bytes) const {
   std::string data;
+  if (const auto size = member_size(member); size && *size <= max_bytes) data.reserve(static_cast<size_t>(*size));
   stream(member, max_bytes, [&](std::string_view chunk) { data += chunk; });
   return data;
 }
