@@ -22,6 +22,8 @@ it is removed at the end. On ext4 without a journal (this VM's disk) each new in
 against the inodes deleted in the last minutes (ext4's recently_deleted), so a run right after
 removing the 4,500 files of the last round spent half its time there (perf), far more than a
 nightly job whose last deletion was a day ago: both kwheel's and simple503's times swung with it.
+Each measured run starts after os.sync(), so the writeback of what the last one wrote does not
+run beside it. Start it a few minutes after any large deletion on the same disk.
 
   bench/setup-venv && bench/nightly-index.py --kwheel build/kwheel --work /tmp/nightly-bench
 """
@@ -128,6 +130,9 @@ def median_of(rounds: int, prepare, measure) -> float:
     out = []
     for _ in range(rounds):
         prepare()
+        # The files the last step wrote are flushed first: their writeback
+        # would otherwise run beside the measured run, on the same 2 cores.
+        os.sync()
         out.append(measure())
     return statistics.median(out)
 
