@@ -194,8 +194,14 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   // page has them: the same wheels and settings render the same bytes.
   std::string previous_home;
   if (!sink.stable.empty()) {
-    std::ifstream in(sink.previous / "index.html", std::ios::binary);
-    previous_home.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    const fs::path page = sink.previous / "index.html";
+    std::error_code ec;
+    const auto size = fs::file_size(page, ec);
+    std::ifstream in(page, std::ios::binary);
+    previous_home.resize(ec ? 0 : static_cast<size_t>(size));
+    // Cut short (or unreadable): no section is found past what was read.
+    in.read(previous_home.data(), static_cast<std::streamsize>(previous_home.size()));
+    previous_home.resize(static_cast<size_t>(in.gcount()));
   }
   const auto sections = matrix_page_sections(previous_home);
   const KeptSection kept = [&](size_t i) -> std::optional<std::string_view> {
@@ -363,7 +369,8 @@ SiteReport build_site(const std::vector<std::string>& wheels, const SiteOptions&
   if (report.variant_index_on) site::record_variants(report.variant_index, entries);
   site::write_manifest(sink.root, entries, kept);
   interrupt_point("index-before-commit", true);
-  if (exists) site::commit_in_place(*scratch, site, *sink.produced);
+  // The settings of the last run: every page it produced is produced again.
+  if (exists) site::commit_in_place(*scratch, site, *sink.produced, /*prune=*/!same_settings(before, kept));
   else site::move_in_new_site(*scratch, site);
   site::write_identities(site, entries);
   return report;

@@ -199,14 +199,14 @@ void rename_into(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
-void commit_in_place(const TempDir& scratch, const fs::path& site, const std::set<std::string>& produced) {
+void commit_in_place(const TempDir& scratch, const fs::path& site, const std::set<std::string>& produced, bool prune) {
   std::vector<std::string> written;
   walk(scratch.path(), "", "", written);
   std::stable_sort(written.begin(), written.end(), [](const std::string& a, const std::string& b) { return commit_rank(a) < commit_rank(b); });
   // Everything of the previous site but its files/, to remove what this
   // run no longer produces (a sub-index of --no-variants).
   std::vector<std::string> old_files;
-  walk(site, "", "files", old_files);
+  if (prune) walk(site, "", "files", old_files);
   const DeferInterrupts hold;
   for (const auto& rel : written) {
     // A Ctrl-C here waits for the last rename (tests/integration/test_index_update.py).

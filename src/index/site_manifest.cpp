@@ -178,15 +178,22 @@ void add_wheels(const std::vector<std::string>& wheels, const SiteOptions& o, co
   // A wheel whose file is the one the site indexed (the site's own file,
   // linked, or the one it was placed from) is not read again.
   std::vector<const SiteWheel*> known(wheels.size(), nullptr);
+  // On --jobs threads, in runs of consecutive wheels (each run stats through
+  // one handle of their directory): a nightly DIST is thousands of files.
+  const size_t runs = std::min<size_t>(wheels.size(), 16);
+  for_each_parallel(runs, o.jobs, [&](size_t r) {
+    DirectoryStat given_dir;
+    for (size_t i = r * wheels.size() / runs; i < (r + 1) * wheels.size() / runs; ++i) {
+      const std::string_view given = wheels[i];
+      const auto it = entries.find(std::string(given.substr(given.rfind('/') + 1)));  // the filename, without building a path
+      if (it == entries.end()) continue;
+      const auto id = given_dir.identity(wheels[i]);
+      if (id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &*it;
+    }
+  });
   std::vector<size_t> to_read;
-  DirectoryStat given_dir;
-  for (size_t i = 0; i < wheels.size(); ++i) {
-    const std::string_view given = wheels[i];
-    auto it = entries.find(std::string(given.substr(given.rfind('/') + 1)));  // the filename, without building a path
-    const auto id = given_dir.identity(wheels[i]);
-    if (it != entries.end() && id && (it->second.identity == id || it->second.source_identity == id)) known[i] = &*it;
-    else to_read.push_back(i);
-  }
+  for (size_t i = 0; i < wheels.size(); ++i)
+    if (!known[i]) to_read.push_back(i);
   // Each wheel is read into a node of `entries`, and joining moves the node
   // in: the new wheels are never held twice (a vector of 20,000 Entry and
   // the map made from it), and what `given` points at stays where it is.

@@ -11,6 +11,7 @@
 
 #include "kwheel/base/error.hpp"
 #include "kwheel/base/json_events.hpp"
+#include "kwheel/base/small_file.hpp"
 
 namespace kwheel::site {
 namespace fs = std::filesystem;
@@ -21,6 +22,7 @@ namespace {
 // kwheel's own manifest: no file is deeper than this, nor the site larger.
 constexpr size_t kManifestDepth = 8;
 constexpr size_t kManifestFiles = 1000000;
+constexpr uint64_t kManifestBytes = 2ull << 30;
 
 SignatureStanding standing_of(const std::string& s) {
   if (s == "trusted") return SignatureStanding::trusted;
@@ -254,11 +256,12 @@ bool ManifestEvents::end_array() {
 
 void read_manifest(const fs::path& manifest, const fs::path& site, KeptSettings& kept, const std::function<void(RecordedFile&&)>& on_file) {
   // Read whole (a site of 20,000 wheels: 10 MB, held while its entries are
-  // made), not mapped: a file cut short under a mapping would be SIGBUS.
-  std::ifstream in(manifest, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // made, in one read: built from a stream iterator, char by char, it cost
+  // more than parsing it), not mapped: a file cut short under a mapping
+  // would be SIGBUS.
+  // A million files of kwheel's manifest are well under this.
+  const std::string text = read_small_file(manifest, kManifestBytes, "the site's manifest", "rebuild the site into a new directory");
   ManifestEvents events(manifest, site, kept, on_file);
-  if (!in.good() && !in.eof()) throw Error(ErrorKind::io, "cannot read '" + manifest.string() + "'");
   if (!read_json_events(text, events) || !events.complete()) events.not_a_manifest();
 }
 

@@ -39,11 +39,13 @@ void move_in_new_site(TempDir& scratch, const std::filesystem::path& site);
 // wrote (new files, changed pages, the manifest) at their paths below SITE.
 // New files go in first (no page names them yet), then each changed page
 // (a rename over the old one: a reader sees one or the other, whole), the
-// manifest last; then pages of SITE that this run did not produce (written
-// or kept: `produced`) are removed, as are directories that leaves empty.
+// manifest last; then, with `prune`, pages of SITE that this run did not
+// produce (written or kept: `produced`) are removed, as are directories that
+// leaves empty. Without it SITE is not walked: a run with the settings of
+// the last one only adds wheels, so it produces every page the last one did.
 // SITE/files/ is never walked: its files are never removed or replaced.
 // Runs with interrupts deferred: Ctrl-C waits for the renames to end.
-void commit_in_place(const TempDir& scratch, const std::filesystem::path& site, const std::set<std::string>& produced);
+void commit_in_place(const TempDir& scratch, const std::filesystem::path& site, const std::set<std::string>& produced, bool prune = true);
 
 // Creates the parent directories; throws Error(io) naming the file.
 void write_text(const std::filesystem::path& p, const std::string& content);

@@ -90,6 +90,18 @@ TEST_F(SiteDirectoryTest, CommitInPlaceMovesInWhatChangedAndRemovesWhatIsNoLonge
   for (const auto& e : fs::recursive_directory_iterator(scratch.path())) EXPECT_TRUE(e.is_directory()) << e.path();
 }
 
+TEST_F(SiteDirectoryTest, WithoutPruneTheCommitRemovesNothing) {
+  // The settings of the last run: it produces every page that one did, and
+  // the site is not walked for pages to remove.
+  TempDir scratch = TempDir::beside(site, "new");
+  const PageSink sink{scratch.path(), site, {}};
+  sink.write("simple/gelu/index.html", "gelu 2, longer\n");
+  commit_in_place(scratch, site, *sink.produced, /*prune=*/false);
+  EXPECT_EQ(slurp(site / "simple/gelu/index.html"), "gelu 2, longer\n");
+  EXPECT_EQ(slurp(site / "old-index/simple/index.html"), "gone tonight\n");
+  EXPECT_EQ(slurp(site / "simple/relu/index.html"), "relu 1\n");
+}
+
 TEST_F(SiteDirectoryTest, CommitInPlaceNeverWalksFiles) {
   // A file in SITE/files that no page names (a run stopped part-way left it)
   // is not this commit's to remove: files are only ever added.
