@@ -134,8 +134,11 @@ void check_recorded(int files, const Pending& r, bool same_policy, const SiteOpt
 std::vector<Pending> parse_manifest(const fs::path& site, const fs::path& manifest, KeptSettings& kept, std::map<std::string, Entry>& entries) {
   std::vector<Pending> files;
   read_manifest(manifest, site, kept, [&](RecordedFile&& r) {
+    // kwheel writes the files sorted: each goes in at the end, no search.
     std::string name = r.e.filename;
-    if (auto [it, added] = entries.emplace(std::move(name), std::move(r.e)); added) files.push_back({&it->second, r.gpu, r.hub, r.signature});
+    const size_t before = entries.size();
+    const auto it = entries.emplace_hint(entries.end(), std::move(name), std::move(r.e));
+    if (entries.size() > before) files.push_back({&it->second, r.gpu, r.hub, r.signature});
   });
   return files;
 }

@@ -99,7 +99,7 @@ class ManifestEvents : public JsonEvents {
   bool string(std::string& s) override;
   bool key(std::string& k) override {
     if (variant_) return variant_->key(k);
-    key_ = std::move(k);
+    key_ = k;
     return true;
   }
   bool start_object() override;
@@ -122,6 +122,7 @@ class ManifestEvents : public JsonEvents {
 
   const fs::path& manifest_;
   const fs::path& site_;
+  const std::string files_dir_ = (site_ / "files").string() + "/";
   KeptSettings& kept_;
   const std::function<void(RecordedFile&&)>& on_file_;
   std::vector<Role> stack_;
@@ -136,34 +137,38 @@ class ManifestEvents : public JsonEvents {
   bool format_ok_ = false, files_seen_ = false, done_ = false;
 };
 
+// Values are copied, not moved: the reader's buffer keeps its capacity for
+// the next string, and each field gets one allocation of its own size (a
+// moved buffer grown by doubling would hold up to twice the bytes, for
+// every field of 20,000 entries).
 bool ManifestEvents::string(std::string& s) {
   if (variant_) return variant_->string(s);
   if (in(Role::root)) {
     if (key_ == "format") format_ok_ = s == kManifestFormat;
-    else if (key_ == "title") kept_.title = std::move(s);
-    else if (key_ == "deps_index") kept_.deps_index = std::move(s);
-    else if (key_ == "base_url") kept_.base_url = std::move(s);
-    else if (key_ == "signature_policy") kept_.signature_policy = std::move(s);
-    else if (key_ == "kwheel_version") kept_.kwheel_version = std::move(s);
+    else if (key_ == "title") kept_.title = s;
+    else if (key_ == "deps_index") kept_.deps_index = s;
+    else if (key_ == "base_url") kept_.base_url = s;
+    else if (key_ == "signature_policy") kept_.signature_policy = s;
+    else if (key_ == "kwheel_version") kept_.kwheel_version = s;
   } else if (in(Role::file)) {
     Entry& e = file_.e;
-    if (key_ == "filename") e.filename = std::move(s);
-    else if (key_ == "project") e.project = std::move(s);
-    else if (key_ == "version") e.version = std::move(s);
-    else if (key_ == "sha256") e.sha256 = std::move(s);
-    else if (key_ == "requires_python") e.requires_python = std::move(s);
-    else if (key_ == "metadata_sha256") e.metadata_sha256 = std::move(s);
+    if (key_ == "filename") e.filename = s;
+    else if (key_ == "project") e.project = s;
+    else if (key_ == "version") e.version = s;
+    else if (key_ == "sha256") e.sha256 = s;
+    else if (key_ == "requires_python") e.requires_python = s;
+    else if (key_ == "metadata_sha256") e.metadata_sha256 = s;
   } else if (in(Role::gpu_code)) {
-    file_.e.gpu_code.push_back(std::move(s));
+    file_.e.gpu_code.push_back(s);
   } else if (in(Role::hub)) {
-    if (key_ == "repo") file_.e.hub_repo = std::move(s);
-    else if (key_ == "commit") file_.e.hub_commit = std::move(s);
-    else if (key_ == "url") file_.e.hub_url = std::move(s);
+    if (key_ == "repo") file_.e.hub_repo = s;
+    else if (key_ == "commit") file_.e.hub_commit = s;
+    else if (key_ == "url") file_.e.hub_url = s;
   } else if (in(Role::signature)) {
     ShownSignature& sig = file_.e.signature;
-    if (key_ == "summary") sig.summary = std::move(s);
+    if (key_ == "summary") sig.summary = s;
     else if (key_ == "standing") sig.standing = standing_of(s);
-    else if (key_ == "reason") sig.reason = std::move(s);
+    else if (key_ == "reason") sig.reason = s;
   }
   return scalar(nullptr);
 }
@@ -230,7 +235,7 @@ bool ManifestEvents::end_object() {
     if (e.filename.empty() || e.filename.find_first_of(std::string_view("/\0", 2)) != std::string::npos || e.filename == "." || e.filename == ".." ||
         e.project.empty())
       malformed();
-    e.source = (site_ / "files" / e.filename).string();
+    e.source = files_dir_ + e.filename;
     ++files_;
     on_file_(std::move(file_));
   }
