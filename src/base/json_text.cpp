@@ -10,6 +10,15 @@ void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   for (size_t i = 0; i < s.size();) {
+    // A run of bytes that go out as they are, appended at once.
+    const size_t start = i;
+    while (i < s.size()) {
+      const auto b = static_cast<unsigned char>(s[i]);
+      if (b < 0x20 || b == '"' || b == '\\' || b >= 0x80) break;
+      ++i;
+    }
+    out.append(s.substr(start, i - start));
+    if (i == s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       const size_t n = utf8_length_at(s, i);

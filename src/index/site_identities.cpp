@@ -5,7 +5,6 @@
 #include "kwheel/index/site_identities.hpp"
 
 #include <charconv>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -32,9 +31,14 @@ void append_identity(std::string& out, const std::optional<FileIdentity>& id) {
     return;
   }
   char buf[96];
-  const int n = std::snprintf(buf, sizeof buf, "%llu %lld %llu %llu", static_cast<unsigned long long>(id->size), static_cast<long long>(id->mtime_ns),
-                              static_cast<unsigned long long>(id->ino), static_cast<unsigned long long>(id->dev));
-  out.append(buf, static_cast<size_t>(n));
+  char* end = std::to_chars(buf, buf + sizeof buf, id->size).ptr;
+  *end++ = ' ';
+  end = std::to_chars(end, buf + sizeof buf, id->mtime_ns).ptr;
+  *end++ = ' ';
+  end = std::to_chars(end, buf + sizeof buf, id->ino).ptr;
+  *end++ = ' ';
+  end = std::to_chars(end, buf + sizeof buf, id->dev).ptr;
+  out.append(buf, end);
 }
 
 template <class T>
