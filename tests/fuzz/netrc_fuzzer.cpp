@@ -45,6 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(c->password.reveal() == entry.password.reveal());
     }
   }
-  if (!hosts.count("default")) FUZZ_CHECK(!netrc_credentials(hosts, "\x01not-a-host"));
+  // A host the file does not name (the fuzzer can write "machine \x01not-a-host"
+  // too: then it is named) has no credentials without a default entry.
+  if (!hosts.count("default") && !hosts.count("\x01not-a-host")) FUZZ_CHECK(!netrc_credentials(hosts, "\x01not-a-host"));
   return 0;
 }
