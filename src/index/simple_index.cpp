@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include <set>
 
 #include "kwheel/base/error.hpp"
+#include "kwheel/base/small_file.hpp"
 #include "kwheel/base/temp_dir.hpp"
 #include "kwheel/base/test_seam.hpp"
 #include "kwheel/base/text.hpp"
@@ -34,6 +34,10 @@ using site::Entry;
 using site::write_text;
 
 namespace {
+
+// Far above the home page of a site of 20,000 wheels (7.8 MB): a larger one
+// is not kwheel's, and its sections are rendered instead of copied.
+constexpr uint64_t kMaxHomePageBytes = 256ull << 20;
 
 bool variant_accepts(const LocalLabel& variant, const LocalLabel& wheel) {
   if (wheel.universal()) return true;
@@ -203,14 +207,11 @@ void write_matrix_pages(const site::PageSink& sink, const std::map<std::string, 
   // page has them: the same wheels and settings render the same bytes.
   std::string previous_home;
   if (!sink.stable.empty()) {
-    const fs::path page = sink.previous / "index.html";
-    std::error_code ec;
-    const auto size = fs::file_size(page, ec);
-    std::ifstream in(page, std::ios::binary);
-    previous_home.resize(ec ? 0 : static_cast<size_t>(size));
-    // Cut short (or unreadable): no section is found past what was read.
-    in.read(previous_home.data(), static_cast<std::streamsize>(previous_home.size()));
-    previous_home.resize(static_cast<size_t>(in.gcount()));
+    try {
+      previous_home = read_small_file(sink.previous / "index.html", kMaxHomePageBytes, "the site's home page");
+    } catch (const Error&) {
+      // None, unreadable or oversized: every section is rendered.
+    }
   }
   const auto sections = matrix_page_sections(previous_home);
   const KeptSection kept = [&](size_t i) -> std::optional<std::string_view> {

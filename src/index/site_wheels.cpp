@@ -40,10 +40,6 @@ std::string unsigned_reason(const SignatureVerdict& v) {
   return v.describe() + ", counted as unsigned (trust the signer with --trusted-signer)";
 }
 
-}  // namespace
-
-namespace {
-
 std::optional<FileIdentity> identity_from(int rc, const struct stat& st) {
   if (rc != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return FileIdentity{static_cast<uint64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
