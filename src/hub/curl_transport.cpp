@@ -17,7 +17,7 @@ namespace {
 void global_init() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl global init failed");
+    if (curl::library().global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("libcurl global init failed");
   });
 }
 
@@ -53,7 +53,7 @@ bool refused_for_no_client_cert(CURLcode code, const std::string& text, const Ht
          (text.find("alert certificate required") != std::string::npos || text.find("alert handshake failure") != std::string::npos);
 }
 
-std::string curl_text(CURLcode code, const char* errbuf) { return errbuf && *errbuf ? errbuf : curl_easy_strerror(code); }
+std::string curl_text(CURLcode code, const char* errbuf) { return errbuf && *errbuf ? errbuf : curl::library().easy_strerror(code); }
 
 std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o) {
   std::string m = curl_text(code, errbuf);
@@ -73,9 +73,9 @@ std::string curl_message(CURLcode code, const char* errbuf, const HttpOptions& o
 Slist header_list(const std::vector<std::string>& lines) {
   curl_slist* list = nullptr;
   for (const auto& h : lines) {
-    curl_slist* next = curl_slist_append(list, h.c_str());
+    curl_slist* next = curl::library().slist_append(list, h.c_str());
     if (!next) {
-      curl_slist_free_all(list);
+      curl::library().slist_free_all(list);
       throw std::bad_alloc();
     }
     list = next;
@@ -87,7 +87,7 @@ Slist header_list(const std::vector<std::string>& lines) {
 class CurlCall {
  public:
   CurlCall(const HttpOptions& options, const HttpRequest& request, ResponseSink& sink)
-      : options_(options), easy_(curl_easy_init()), sink_(sink) {
+      : options_(options), easy_(curl::library().easy_init()), sink_(sink) {
     if (!easy_) throw std::bad_alloc();
     headers_ = header_list(request.headers);
     configure(request);
@@ -101,7 +101,7 @@ class CurlCall {
 
   Exchange finish(CURLcode rc) {
     Exchange ex;
-    curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &head_.status);
+    curl::library().easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &head_.status);
     ex.head = std::move(head_);
     if (rc == CURLE_OK) return ex;
     ex.problem = curl_message(rc, errbuf_, options_);
@@ -119,36 +119,37 @@ class CurlCall {
   void configure(const HttpRequest& r) {
     CURL* c = easy_.get();
     const HttpOptions& o = options_;
-    curl_easy_setopt(c, CURLOPT_URL, r.url.c_str());
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));
-    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf_);
-    if (!o.user_agent.empty()) curl_easy_setopt(c, CURLOPT_USERAGENT, o.user_agent.c_str());
-    if (!o.ca_bundle.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o.ca_bundle.c_str());
+    const auto set = [c](CURLoption option, auto value) { curl::library().easy_setopt(c, option, value); };
+    set(CURLOPT_URL, r.url.c_str());
+    set(CURLOPT_FOLLOWLOCATION, 0L);
+    set(CURLOPT_NOSIGNAL, 1L);
+    set(CURLOPT_PROTOCOLS_STR, "http,https");
+    set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::chrono::milliseconds(o.connect_timeout).count()));
+    set(CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
+    set(CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.stall_timeout.count()));
+    set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    set(CURLOPT_ERRORBUFFER, errbuf_);
+    if (!o.user_agent.empty()) set(CURLOPT_USERAGENT, o.user_agent.c_str());
+    if (!o.ca_bundle.empty()) set(CURLOPT_CAINFO, o.ca_bundle.c_str());
     else if (const std::string& system = system_ca_bundle(); !system.empty())
-      curl_easy_setopt(c, CURLOPT_CAINFO, system.c_str());  // a libcurl with no CA path of its own (hub/system_ca.hpp)
+      set(CURLOPT_CAINFO, system.c_str());  // a libcurl with no CA path of its own (hub/system_ca.hpp)
     if (!o.client_cert.empty()) {  // pip's --client-cert: certificate and key in one PEM file
-      curl_easy_setopt(c, CURLOPT_SSLCERT, o.client_cert.c_str());
-      curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-      curl_easy_setopt(c, CURLOPT_SSLKEY, o.client_cert.c_str());
-      curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+      set(CURLOPT_SSLCERT, o.client_cert.c_str());
+      set(CURLOPT_SSLCERTTYPE, "PEM");
+      set(CURLOPT_SSLKEY, o.client_cert.c_str());
+      set(CURLOPT_SSLKEYTYPE, "PEM");
     }
-    if (headers_) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers_.get());
-    if (r.accept_encoding) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-    if (r.max_declared_body) curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_declared_body));
-    if (r.deadline.count() > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(r.deadline.count()));
-    if (r.head) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, this);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+    if (headers_) set(CURLOPT_HTTPHEADER, headers_.get());
+    if (r.accept_encoding) set(CURLOPT_ACCEPT_ENCODING, "");
+    if (r.max_declared_body) set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_declared_body));
+    if (r.deadline.count() > 0) set(CURLOPT_TIMEOUT_MS, static_cast<long>(r.deadline.count()));
+    if (r.head) set(CURLOPT_NOBODY, 1L);
+    set(CURLOPT_WRITEDATA, this);
+    set(CURLOPT_WRITEFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
       return static_cast<CurlCall*>(ud)->on_body(p, n);
     });
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &head_);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
+    set(CURLOPT_HEADERDATA, &head_);
+    set(CURLOPT_HEADERFUNCTION, +[](char* p, size_t, size_t n, void* ud) -> size_t {
       std::string_view line(p, n);
       while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
       static_cast<ResponseHead*>(ud)->add_line(line);
@@ -158,26 +159,26 @@ class CurlCall {
 
   // Files are streamed from disk each time the body is sent.
   void attach_form(const std::vector<FormPart>& parts) {
-    mime_.reset(curl_mime_init(easy_.get()));
+    mime_.reset(curl::library().mime_init(easy_.get()));
     if (!mime_) throw std::bad_alloc();
     for (const auto& p : parts) {
-      curl_mimepart* part = curl_mime_addpart(mime_.get());
+      curl_mimepart* part = curl::library().mime_addpart(mime_.get());
       if (!part) throw std::bad_alloc();
-      curl_mime_name(part, p.name.c_str());
+      curl::library().mime_name(part, p.name.c_str());
       if (!p.file.empty()) {
-        if (curl_mime_filedata(part, p.file.c_str()) != CURLE_OK)
+        if (curl::library().mime_filedata(part, p.file.c_str()) != CURLE_OK)
           throw Error(ErrorKind::io, "cannot read '" + p.file.string() + "' for upload");
-        curl_mime_filename(part, (p.filename.empty() ? p.file.filename().string() : p.filename).c_str());
-        curl_mime_type(part, p.content_type.empty() ? "application/octet-stream" : p.content_type.c_str());
+        curl::library().mime_filename(part, (p.filename.empty() ? p.file.filename().string() : p.filename).c_str());
+        curl::library().mime_type(part, p.content_type.empty() ? "application/octet-stream" : p.content_type.c_str());
       } else {
-        curl_mime_data(part, p.value.data(), p.value.size());
+        curl::library().mime_data(part, p.value.data(), p.value.size());
       }
     }
-    curl_easy_setopt(easy_.get(), CURLOPT_MIMEPOST, mime_.get());
+    curl::library().easy_setopt(easy_.get(), CURLOPT_MIMEPOST, mime_.get());
   }
 
   size_t on_body(const char* p, size_t n) {
-    curl_easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &head_.status);
+    curl::library().easy_getinfo(easy_.get(), CURLINFO_RESPONSE_CODE, &head_.status);
     if (sink_.body(head_, std::string_view(p, n))) return n;
     stopped_ = true;
     return 0;
@@ -196,35 +197,35 @@ class CurlCall {
 // Exchanges on one multi handle, sharing its connections.
 class CurlSet : public ExchangeSet {
  public:
-  CurlSet(const HttpOptions& options, unsigned parallel) : options_(options), multi_(curl_multi_init()) {
+  CurlSet(const HttpOptions& options, unsigned parallel) : options_(options), multi_(curl::library().multi_init()) {
     if (!multi_) throw std::bad_alloc();
-    curl_multi_setopt(multi_.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(parallel));
+    curl::library().multi_setopt(multi_.get(), CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl::library().multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(parallel));
   }
   // Every running exchange leaves the multi handle before either is freed,
   // an exception unwinding included.
   ~CurlSet() override {
-    for (auto& [easy, _] : calls_) curl_multi_remove_handle(multi_.get(), easy);
+    for (auto& [easy, _] : calls_) curl::library().multi_remove_handle(multi_.get(), easy);
   }
 
   bool add(const HttpRequest& request, ResponseSink& sink) override {
     auto call = std::make_unique<CurlCall>(options_, request, sink);
-    if (curl_multi_add_handle(multi_.get(), call->easy()) != CURLM_OK) return false;
+    if (curl::library().multi_add_handle(multi_.get(), call->easy()) != CURLM_OK) return false;
     calls_.emplace(call->easy(), std::move(call));
     return true;
   }
 
   std::vector<std::pair<ResponseSink*, Exchange>> run() override {
     int running = 0;
-    if (CURLMcode mc = curl_multi_perform(multi_.get(), &running); mc != CURLM_OK)
-      throw Error(ErrorKind::network, std::string("libcurl: ") + curl_multi_strerror(mc));
+    if (CURLMcode mc = curl::library().multi_perform(multi_.get(), &running); mc != CURLM_OK)
+      throw Error(ErrorKind::network, std::string("libcurl: ") + curl::library().multi_strerror(mc));
     std::vector<std::pair<ResponseSink*, Exchange>> done;
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi_.get(), &left)) {
+    while (CURLMsg* msg = curl::library().multi_info_read(multi_.get(), &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       CURL* easy = msg->easy_handle;
       const CURLcode rc = msg->data.result;
-      curl_multi_remove_handle(multi_.get(), easy);
+      curl::library().multi_remove_handle(multi_.get(), easy);
       auto node = calls_.extract(easy);
       done.emplace_back(&node.mapped()->sink(), node.mapped()->finish(rc));
     }
@@ -232,7 +233,7 @@ class CurlSet : public ExchangeSet {
   }
 
   void poll() override {
-    if (!calls_.empty()) curl_multi_poll(multi_.get(), nullptr, 0, 200, nullptr);
+    if (!calls_.empty()) curl::library().multi_poll(multi_.get(), nullptr, 0, 200, nullptr);
   }
 
  private:
@@ -247,7 +248,7 @@ CurlTransport::CurlTransport(const HttpOptions& options) : options_(options) { g
 
 Exchange CurlTransport::perform(const HttpRequest& request, ResponseSink& sink) {
   CurlCall call(options_, request, sink);
-  return call.finish(curl_easy_perform(call.easy()));
+  return call.finish(curl::library().easy_perform(call.easy()));
 }
 
 std::unique_ptr<ExchangeSet> CurlTransport::concurrent(unsigned parallel) { return std::make_unique<CurlSet>(options_, parallel); }

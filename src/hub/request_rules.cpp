@@ -7,6 +7,8 @@
 #include <cctype>
 #include <ctime>
 
+#include "kwheel/hub/curl_library.hpp"
+
 namespace kwheel {
 
 // 5xx answers are retried, except those that say the request itself can
@@ -27,7 +29,7 @@ std::chrono::milliseconds backoff_for(const HttpOptions& o, unsigned attempt, co
     if (std::all_of(retry_after.begin(), retry_after.end(), [](unsigned char c) { return std::isdigit(c); }) &&
         retry_after.size() < 9)
       secs = std::stol(retry_after);
-    else if (time_t when = curl_getdate(retry_after.c_str(), nullptr); when > 0)
+    else if (time_t when = curl::library().getdate(retry_after.c_str(), nullptr); when > 0)
       secs = std::max<long>(0, when - time(nullptr));
     if (secs >= 0) return std::min<std::chrono::milliseconds>(std::chrono::seconds(secs), o.max_retry_after);
   }

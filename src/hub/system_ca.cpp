@@ -23,12 +23,12 @@ namespace {
 // libcurl's compiled-in CA file or directory (CURLINFO_CAINFO/CAPATH, curl
 // 7.84+), asked of a fresh handle; false when it has neither.
 bool curl_has_default_ca() {
-  curl::Easy easy(curl_easy_init());
+  curl::Easy easy(curl::library().easy_init());
   if (!easy) return false;
   char* cainfo = nullptr;
   char* capath = nullptr;
-  curl_easy_getinfo(easy.get(), CURLINFO_CAINFO, &cainfo);
-  curl_easy_getinfo(easy.get(), CURLINFO_CAPATH, &capath);
+  curl::library().easy_getinfo(easy.get(), CURLINFO_CAINFO, &cainfo);
+  curl::library().easy_getinfo(easy.get(), CURLINFO_CAPATH, &capath);
   return (cainfo && *cainfo) || (capath && *capath);
 }
 

@@ -27,27 +27,27 @@ std::string display_url(const std::string& url) { return redact_secrets(without_
 void register_url_credentials(const std::string& url) { register_userinfo_password(url); }
 
 std::string url_origin(const std::string& url) {
-  Url u(curl_url());
+  Url u(curl::library().url());
   // NON_SUPPORT_SCHEME: which schemes parse must not depend on the protocols
   // a libcurl was built with (the release build's has HTTP and HTTPS only);
   // whether kwheel follows a scheme is decided after parsing.
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) return {};
+  if (!u || curl::library().url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) return {};
   char *scheme = nullptr, *host = nullptr, *port = nullptr;
-  curl_url_get(u.get(), CURLUPART_SCHEME, &scheme, 0);
-  curl_url_get(u.get(), CURLUPART_HOST, &host, 0);
-  curl_url_get(u.get(), CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+  curl::library().url_get(u.get(), CURLUPART_SCHEME, &scheme, 0);
+  curl::library().url_get(u.get(), CURLUPART_HOST, &host, 0);
+  curl::library().url_get(u.get(), CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
   CurlStr s(scheme), h(host), p(port);
   if (!s || !h) return {};
   return ascii_lower(s.get()) + "://" + ascii_lower(h.get()) + ":" + (p ? p.get() : "");
 }
 
 std::string resolve_url(const std::string& base, const std::string& location) {
-  Url u(curl_url());
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, base.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
-      curl_url_set(u.get(), CURLUPART_URL, location.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+  Url u(curl::library().url());
+  if (!u || curl::library().url_set(u.get(), CURLUPART_URL, base.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
+      curl::library().url_set(u.get(), CURLUPART_URL, location.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
     throw Error(ErrorKind::network, "cannot follow redirect from " + display_url(base) + " to '" + display_url(location) + "'");
   char* out = nullptr;
-  curl_url_get(u.get(), CURLUPART_URL, &out, 0);
+  curl::library().url_get(u.get(), CURLUPART_URL, &out, 0);
   CurlStr o(out);
   std::string r = o ? o.get() : "";
   if (!r.starts_with("http://") && !r.starts_with("https://"))

@@ -39,15 +39,15 @@ struct ParsedUrl {
 
 // Splits user:password@ off an upload URL (twine's _config_from_repository_url).
 ParsedUrl parse_upload_url(const std::string& url, const std::string& what) {
-  Url u(curl_url());
+  Url u(curl::library().url());
   if (!u) throw std::bad_alloc();
   // The URL may carry a password: never quote it in the error.
-  if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+  if (curl::library().url_set(u.get(), CURLUPART_URL, url.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
     throw Error(ErrorKind::usage, what + " is not a valid URL; expected e.g. http://127.0.0.1:8080/ or https://upload.pypi.org/legacy/");
   ParsedUrl p;
   auto get = [&](CURLUPart part, unsigned flags = 0) -> std::optional<std::string> {
     char* out = nullptr;
-    if (curl_url_get(u.get(), part, &out, flags) != CURLUE_OK || !out) return std::nullopt;
+    if (curl::library().url_get(u.get(), part, &out, flags) != CURLUE_OK || !out) return std::nullopt;
     CurlStr s(out);
     return std::string(s.get());
   };
@@ -57,8 +57,8 @@ ParsedUrl parse_upload_url(const std::string& url, const std::string& what) {
     throw Error(ErrorKind::usage, what + " must be an http:// or https:// URL with a host");
   p.user = get(CURLUPART_USER, CURLU_URLDECODE);
   p.password = get(CURLUPART_PASSWORD, CURLU_URLDECODE);
-  curl_url_set(u.get(), CURLUPART_USER, nullptr, 0);
-  curl_url_set(u.get(), CURLUPART_PASSWORD, nullptr, 0);
+  curl::library().url_set(u.get(), CURLUPART_USER, nullptr, 0);
+  curl::library().url_set(u.get(), CURLUPART_PASSWORD, nullptr, 0);
   p.without_userinfo = get(CURLUPART_URL).value_or(url);
   return p;
 }

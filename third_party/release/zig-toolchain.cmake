@@ -36,3 +36,5 @@ set(OPENSSL_ROOT_DIR "${_prefix}")
 set(ENV{PKG_CONFIG_LIBDIR} "${_prefix}/lib/pkgconfig:${_prefix}/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 set(PKG_CONFIG_ARGN --static)
+# libcurl is linked statically: there is no libcurl.so.4 to load on first use.
+set(KWHEEL_LAZY_CURL OFF CACHE BOOL "Load libcurl on first use instead of linking it" FORCE)

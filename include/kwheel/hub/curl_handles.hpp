@@ -6,20 +6,24 @@
 
 #include <memory>
 
+#include "kwheel/hub/curl_library.hpp"
+
 namespace kwheel::curl {
 
+// Free: the table's member that frees the handle (curl_library.hpp). A
+// handle exists only once the table is bound, so freeing never loads it.
 template <auto Free>
 struct Deleter {
   template <class T>
-  void operator()(T* handle) const noexcept { Free(handle); }
+  void operator()(T* handle) const noexcept { (library().*Free)(handle); }
 };
 
-using Easy = std::unique_ptr<CURL, Deleter<curl_easy_cleanup>>;
-using Slist = std::unique_ptr<curl_slist, Deleter<curl_slist_free_all>>;
-using Multi = std::unique_ptr<CURLM, Deleter<curl_multi_cleanup>>;
-using Mime = std::unique_ptr<curl_mime, Deleter<curl_mime_free>>;
-using Url = std::unique_ptr<CURLU, Deleter<curl_url_cleanup>>;
+using Easy = std::unique_ptr<CURL, Deleter<&Library::easy_cleanup>>;
+using Slist = std::unique_ptr<curl_slist, Deleter<&Library::slist_free_all>>;
+using Multi = std::unique_ptr<CURLM, Deleter<&Library::multi_cleanup>>;
+using Mime = std::unique_ptr<curl_mime, Deleter<&Library::mime_free>>;
+using Url = std::unique_ptr<CURLU, Deleter<&Library::url_cleanup>>;
 // A string libcurl allocated (curl_url_get): freed with curl_free.
-using String = std::unique_ptr<char, Deleter<curl_free>>;
+using String = std::unique_ptr<char, Deleter<&Library::free>>;
 
 }  // namespace kwheel::curl
