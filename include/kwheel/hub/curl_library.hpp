@@ -4,8 +4,9 @@
 //
 // Why not a plain link: a distribution's libcurl brings some thirty shared
 // libraries (GnuTLS for librtmp, Kerberos, LDAP, libssh2, ...), and binding
-// them costs every run ~8 ms before main() (docs/performance.md), which is
-// most of what `kwheel index` spends on a night with nothing new. With
+// them cost every run ~7 ms before main() on the 2-core CI machine
+// (`kwheel --version` 10.3 ms linked, 3.3 ms loading on first use): a sixth
+// of a nightly `kwheel index` with nothing new, which never needs them. With
 // KWHEEL_LAZY_CURL (CMakeLists.txt: the developer build) libcurl.so.4 is
 // dlopen'ed here; without it (the release binary, which links libcurl
 // statically, and the pyproject.toml wheel, whose repair must see libcurl
